@@ -1,0 +1,23 @@
+"""The `runner` command line: one thin module per command, registered here."""
+
+from __future__ import annotations
+
+import typer
+
+from runner.cli.show import show
+from runner.cli.stream import run, stream
+
+app = typer.Typer(
+    name="runner",
+    help="SQL-first streaming upserts into Delta Lake: Jinja SQL models run per micro-batch.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+app.command()(stream)
+app.command()(run)
+app.command()(show)
+
+
+def main() -> None:
+    app()

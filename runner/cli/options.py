@@ -1,0 +1,45 @@
+"""Options shared by every command, declared once."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+ProjectDir = Annotated[
+    Path,
+    typer.Option(
+        "--project-dir",
+        "-p",
+        help="Directory holding project.yml. Example: --project-dir ./analytics",
+        show_default=True,
+    ),
+]
+Target = Annotated[
+    str | None,
+    typer.Option(
+        "--target",
+        "-t",
+        help="Target from project.yml's targets (default: its default_target). Example: -t local",
+    ),
+]
+Vars = Annotated[
+    str | None,
+    typer.Option(
+        "--vars",
+        help="Values for var() as YAML or JSON, over project.yml's vars. "
+        "Example: --vars '{delete_op: X}'",
+    ),
+]
+ModelName = Annotated[
+    str,
+    typer.Option(
+        "--model", "-m", help="Model to run: a file name in models/ without .sql. "
+        "Example: --model orders_merge"
+    ),
+]
+Debug = Annotated[
+    bool,
+    typer.Option("--debug", help="Show the full Python traceback when a command fails."),
+]

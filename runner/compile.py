@@ -1,0 +1,173 @@
+"""The one way a model becomes SQL: set-up, per-batch and maintenance statements.
+
+Streaming, compile, lint and unit tests all call these functions. Pure Python.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from runner.config import ModelSpec, split_table_name
+from runner.ddl import column_names, split_columns
+from runner.errors import ConfigError
+from runner.project import Project
+from runner.templating.context import ConfigProxy, Relation, model_context
+from runner.templating.splitter import SqlStatement, split_statements
+
+DML_KEYWORDS = frozenset({"MERGE", "INSERT", "UPDATE", "DELETE"})
+
+
+@dataclass(frozen=True)
+class CompiledStatement:
+    """One statement to run, with the phase it belongs to and where it comes from."""
+
+    phase: str  # 'setup', 'batch' or 'maintenance'
+    index: int  # position within its phase, stable across runs
+    sql: str
+    file: Path
+    line: int
+    line_map: tuple[int, ...] = ()  # source line of each line of ``sql``, when known
+
+    def source_line_at(self, statement_line: int) -> int:
+        """The model line of line ``statement_line`` (1-based) of this statement."""
+        if not self.line_map:
+            return self.line
+        return self.line_map[min(max(statement_line, 1), len(self.line_map)) - 1]
+
+    @property
+    def keyword(self) -> str:
+        return SqlStatement(self.sql, self.line).keyword
+
+    @property
+    def is_dml(self) -> bool:
+        """Writes a Delta table, so it must be made idempotent per batch."""
+        return self.keyword in DML_KEYWORDS
+
+    @property
+    def label(self) -> str:
+        return f"{self.phase}[{self.index}]"
+
+
+@dataclass(frozen=True)
+class TargetSetup:
+    """How a model's target table comes to exist in a session.
+
+    ``create`` runs when no Delta table is at ``location``; ``attach`` registers an existing one
+    under its name (the catalog lives only as long as the session); ``properties`` are then
+    aligned with ``set_properties`` when the table's differ from the model's.
+    """
+
+    table: str
+    location: Path
+    create_schema: CompiledStatement
+    create: CompiledStatement
+    attach: CompiledStatement
+    properties: dict[str, str]
+
+
+def target_columns(project: Project, model: ModelSpec) -> list[str]:
+    """The target's column definitions: the model's ``columns`` or else the stream's schema."""
+    ddl = model.config.columns or project.stream_of(model).columns_ddl
+    if not ddl:
+        raise ConfigError(
+            f"the columns of target {model.target_table} are unknown",
+            file=model.file,
+            line=model.config_line,
+            hint="add columns='id STRING, ...' to config() or a schema to the stream",
+        )
+    return split_columns(ddl)
+
+
+def compile_setup(project: Project, model: ModelSpec) -> TargetSetup:
+    """Render the target's DDL through the (overridable) create_target macros."""
+    config = model.config
+    location = project.target.table_location(model.target_table)
+    context = batch_context(project, model, batch_id=0)
+    schema, _ = split_table_name(model.target_table)
+    this = model.target_table
+
+    def statement(index: int, macro: str, *args: Any, **kwargs: Any) -> CompiledStatement:
+        sql = project.templates.render_macro(macro, context, *args, **kwargs).strip()
+        return CompiledStatement("setup", index, sql, model.file, model.config_line)
+
+    return TargetSetup(
+        table=this,
+        location=location,
+        create_schema=statement(0, "create_schema", schema),
+        create=statement(
+            1,
+            "create_target",
+            this,
+            columns=target_columns(project, model),
+            location=str(location),
+            partitioned_by=config.partitioned_by,
+            properties=config.table_properties,
+        ),
+        attach=statement(1, "attach_target", this, location=str(location)),
+        properties=dict(config.table_properties),
+    )
+
+
+def set_properties_statement(
+    project: Project, model: ModelSpec, properties: dict[str, str]
+) -> CompiledStatement:
+    """ALTER TABLE ... SET TBLPROPERTIES for properties an existing target lacks."""
+    context = batch_context(project, model, batch_id=0)
+    sql = project.templates.render_macro(
+        "set_table_properties", context, model.target_table, properties
+    ).strip()
+    return CompiledStatement("setup", 2, sql, model.file, model.config_line)
+
+
+def batch_context(project: Project, model: ModelSpec, batch_id: int) -> dict[str, Any]:
+    """The template context of ``model`` for micro-batch ``batch_id``."""
+    stream_ddl = project.stream_of(model).columns_ddl
+    return model_context(
+        model_name=model.name,
+        config=ConfigProxy(model.config),
+        this=Relation(model.target_table),
+        batch_id=batch_id,
+        batch_view=model.batch_view,
+        project_vars=project.vars,
+        target_name=project.target.name,
+        ref=project.ref,
+        columns=column_names(stream_ddl) if stream_ddl else [],
+    )
+
+
+def maintenance_due(model: ModelSpec, batch_id: int) -> bool:
+    """OPTIMIZE runs after every ``optimize_every``-th batch (batch ids count from 0)."""
+    every = model.config.optimize_every
+    return bool(every) and (batch_id + 1) % every == 0
+
+
+def compile_batch(project: Project, model: ModelSpec, batch_id: int) -> list[CompiledStatement]:
+    """The statements of one micro-batch, in order: the model's, then maintenance when due."""
+    context = batch_context(project, model, batch_id)
+    rendered = project.templates.render(project.template_name(model), context)
+    statements = []
+    for index, stmt in enumerate(split_statements(rendered.text)):
+        line_map = tuple(
+            rendered.source_line(stmt.line + offset) for offset in range(stmt.sql.count("\n") + 1)
+        )
+        code_line = rendered.source_line(_code_line(stmt.sql, stmt.line))
+        statements.append(
+            CompiledStatement("batch", index, stmt.sql, model.file, code_line, line_map)
+        )
+    if maintenance_due(model, batch_id):
+        sql = project.templates.render_macro(
+            "optimize", context, model.target_table, zorder_by=model.config.zorder_by
+        ).strip()
+        statements.append(CompiledStatement("maintenance", 0, sql, model.file, model.config_line))
+    return statements
+
+
+def _code_line(sql: str, line: int) -> int:
+    """Line of the first non-comment line of a statement (leading comments skipped)."""
+    for offset, text in enumerate(sql.split("\n")):
+        stripped = text.strip()
+        if stripped and not stripped.startswith("--"):
+            return line + offset
+    return line

@@ -1,0 +1,180 @@
+"""Typed, immutable specs of a project: its target, streams and models.
+
+Built by ``runner.project``; every validation error names the file and line it comes from.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+from runner.errors import ConfigError
+
+# Source formats with a fixed schema, and the formats that read files from a path.
+FIXED_SCHEMAS = {
+    "rate": "timestamp TIMESTAMP, value BIGINT",
+    "rate-micro-batch": "timestamp TIMESTAMP, value BIGINT",
+}
+FILE_FORMATS = ("json", "csv", "parquet")
+SOURCE_FORMATS = (*FILE_FORMATS, *FIXED_SCHEMAS)
+TRIGGER_KINDS = ("processing_time", "available_now")
+
+
+@dataclass(frozen=True)
+class TargetSpec:
+    """Where and how the project runs: Spark master, storage roots, Spark conf."""
+
+    name: str
+    master: str
+    warehouse: Path
+    checkpoint_root: Path
+    spark_conf: dict[str, str]
+
+    def table_location(self, table: str) -> Path:
+        """Storage path of a target table ``schema.table`` under the warehouse."""
+        schema, name = split_table_name(table)
+        return self.warehouse / schema / name
+
+    def checkpoint_for(self, model_name: str) -> Path:
+        return self.checkpoint_root / model_name
+
+
+@dataclass(frozen=True)
+class TriggerSpec:
+    """When micro-batches start: every ``interval``, or once over what is available now."""
+
+    kind: str = "processing_time"
+    interval: str = "5 seconds"
+
+
+@dataclass(frozen=True)
+class StreamSpec:
+    """A streaming source declared in streams/*.yml."""
+
+    name: str
+    file: Path
+    line: int
+    format: str
+    path: Path | None
+    schema: str | None
+    options: dict[str, str]
+    trigger: TriggerSpec
+
+    @property
+    def columns_ddl(self) -> str | None:
+        """The schema as a DDL string, for formats whose schema is fixed or declared."""
+        return FIXED_SCHEMAS.get(self.format, self.schema)
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    """What a model's ``config(...)`` call may set. Unknown keys are errors (typos)."""
+
+    stream: str | None = None
+    target: str | None = None
+    unique_key: str | list[str] | None = None
+    sequence_by: str | None = None
+    optimize_every: int | None = None
+    zorder_by: list[str] = field(default_factory=list)
+    table_properties: dict[str, str] = field(default_factory=dict)
+    columns: str | None = None  # target schema as DDL; defaults to the stream's schema
+    partitioned_by: list[str] = field(default_factory=list)
+    tags: list[str] = field(default_factory=list)
+    enabled: bool = True
+
+    @classmethod
+    def keys(cls) -> list[str]:
+        return [f.name for f in fields(cls)]
+
+    @property
+    def unique_keys(self) -> list[str]:
+        if self.unique_key is None:
+            return []
+        return [self.unique_key] if isinstance(self.unique_key, str) else list(self.unique_key)
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return getattr(self, key, default)
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """A model: its template, where it is, and its validated config."""
+
+    name: str
+    file: Path
+    source: str
+    config: ModelConfig
+    config_line: int
+    refs: tuple[str, ...] = ()
+
+    @property
+    def target_table(self) -> str:
+        assert self.config.target is not None  # validated at load time
+        return self.config.target
+
+    @property
+    def batch_view(self) -> str:
+        """The temp view name the micro-batch is registered under."""
+        return f"{self.name}__batch"
+
+
+def split_table_name(table: str) -> tuple[str, str]:
+    """``'silver.orders'`` -> ``('silver', 'orders')``; a bare name lives in ``default``."""
+    parts = table.split(".")
+    if len(parts) == 1:
+        return "default", parts[0]
+    if len(parts) == 2 and all(parts):
+        return parts[0], parts[1]
+    raise ValueError(f"table name must be 'schema.table' or 'table', got {table!r}")
+
+
+def build_model_config(raw: dict[str, Any], *, file: Path, line: int) -> ModelConfig:
+    """Validate the keyword arguments of a model's ``config(...)`` call."""
+    unknown = sorted(set(raw) - set(ModelConfig.keys()))
+    if unknown:
+        raise ConfigError(
+            f"unknown config key(s) {', '.join(unknown)} in config()",
+            file=file,
+            line=line,
+            hint=f"known keys: {', '.join(ModelConfig.keys())}",
+        )
+    values = dict(raw)
+    for key in ("zorder_by", "partitioned_by", "tags"):
+        if isinstance(values.get(key), str):
+            values[key] = [values[key]]
+    _expect(values, "optimize_every", int, file, line)
+    if values.get("optimize_every") is not None and values["optimize_every"] < 1:
+        raise ConfigError("optimize_every must be a positive integer", file=file, line=line)
+    _expect(values, "table_properties", dict, file, line)
+    if "table_properties" in values:
+        values["table_properties"] = {
+            str(k): _property_value(v) for k, v in values["table_properties"].items()
+        }
+    for required in ("stream", "target"):
+        if not values.get(required):
+            raise ConfigError(
+                f"config() must set '{required}'",
+                file=file,
+                line=line,
+                hint="for example: {{ config(stream='orders', target='silver.orders', "
+                "unique_key='order_id') }}",
+            )
+    try:
+        split_table_name(values["target"])
+    except ValueError as exc:
+        raise ConfigError(str(exc), file=file, line=line) from exc
+    return ModelConfig(**values)
+
+
+def _property_value(value: Any) -> str:
+    # Delta table properties are strings; YAML/Jinja booleans become 'true' / 'false'.
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+def _expect(values: dict[str, Any], key: str, kind: type, file: Path, line: int) -> None:
+    value = values.get(key)
+    if value is not None and (not isinstance(value, kind) or isinstance(value, bool)):
+        raise ConfigError(
+            f"config key '{key}' must be {kind.__name__}, got {value!r}", file=file, line=line
+        )

@@ -1,0 +1,322 @@
+"""Load a project directory into typed specs: project.yml, streams/, models/, macros/.
+
+Pure Python: nothing here imports pyspark. Every error names the file and line.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from runner.config import (
+    FILE_FORMATS,
+    FIXED_SCHEMAS,
+    SOURCE_FORMATS,
+    ModelConfig,
+    ModelSpec,
+    StreamSpec,
+    TargetSpec,
+    TriggerSpec,
+    build_model_config,
+)
+from runner.ddl import column_names
+from runner.errors import ConfigError, TemplateError
+from runner.templating.context import ConfigProxy, PendingRelation, Relation, model_context
+from runner.templating.environment import TemplateEnvironment
+from runner.yaml_loader import YamlMap, load_yaml
+
+PROJECT_FILE = "project.yml"
+DEFAULT_PATHS = {"models": "models", "macros": "macros", "streams": "streams", "seeds": "seeds"}
+_CONFIG_CALL = re.compile(r"\{\{-?\s*config\s*\(")
+
+
+@dataclass
+class Project:
+    """A loaded project. Specs are immutable; the template environment renders models."""
+
+    name: str
+    root: Path
+    target: TargetSpec
+    vars: dict[str, Any]
+    streams: dict[str, StreamSpec]
+    models: dict[str, ModelSpec]
+    templates: TemplateEnvironment
+    _template_names: dict[str, str] = field(default_factory=dict)
+
+    def model(self, name: str) -> ModelSpec:
+        if name not in self.models:
+            known = ", ".join(sorted(self.models)) or "(none)"
+            raise ConfigError(
+                f"no model named '{name}'",
+                hint=f"models in {self.root / 'models'}: {known}",
+            )
+        return self.models[name]
+
+    def stream_of(self, model: ModelSpec) -> StreamSpec:
+        return self.streams[model.config.stream or ""]
+
+    def template_name(self, model: ModelSpec) -> str:
+        return self._template_names[model.name]
+
+    def ref(self, name: str) -> Relation:
+        """``ref('orders_merge')`` in a template: the target table of another model."""
+        if name not in self.models:
+            raise TemplateError(f"ref('{name}'): no such model")
+        return Relation(self.models[name].target_table)
+
+
+def load(
+    root: Path | str = ".", target: str | None = None, cli_vars: Mapping[str, Any] | None = None
+) -> Project:
+    """Load the project in ``root`` for ``target`` (default: project.yml's default_target)."""
+    root = Path(root).resolve()
+    project_file = root / PROJECT_FILE
+    if not project_file.exists():
+        raise ConfigError(
+            f"no {PROJECT_FILE} in {root}",
+            hint="run the command from the project directory or pass --project-dir",
+        )
+    doc = load_yaml(project_file)
+    name = doc.get("name")
+    if not isinstance(name, str) or not name:
+        raise ConfigError("project.yml must set 'name'", file=project_file, line=doc.line)
+    paths = {**DEFAULT_PATHS, **{k: str(v) for k, v in doc.child("paths").items()}}
+    target_spec = _load_target(doc, root, target)
+    project_vars = {**doc.child("vars"), **(cli_vars or {})}
+
+    streams = _load_streams(root / paths["streams"], root)
+    macro_dir = root / paths["macros"]
+    macro_files = sorted(macro_dir.glob("*.sql")) if macro_dir.is_dir() else []
+    templates = TemplateEnvironment(macro_files)
+    project = Project(
+        name=name,
+        root=root,
+        target=target_spec,
+        vars=project_vars,
+        streams=streams,
+        models={},
+        templates=templates,
+    )
+    model_dir = root / paths["models"]
+    for file in sorted(model_dir.glob("*.sql")) if model_dir.is_dir() else []:
+        model = _parse_model(project, file)
+        if model.config.enabled:
+            project.models[model.name] = model
+    _check_refs(project)
+    return project
+
+
+def parse_vars(text: str | None) -> dict[str, Any]:
+    """``--vars '{key: value}'`` (YAML or JSON) -> dict."""
+    if not text:
+        return {}
+    try:
+        value = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"--vars is not valid YAML: {exc}") from exc
+    if not isinstance(value, dict):
+        raise ConfigError("--vars must be a mapping, for example --vars '{day: 2024-01-01}'")
+    return value
+
+
+# -- targets -------------------------------------------------------------------------------
+
+
+def _load_target(doc: YamlMap, root: Path, requested: str | None) -> TargetSpec:
+    targets = doc.child("targets")
+    name = requested or doc.get("default_target") or "local"
+    if name not in targets:
+        raise ConfigError(
+            f"no target named '{name}' in project.yml",
+            file=doc.file,
+            line=targets.line,
+            hint=f"targets defined: {', '.join(targets) or '(none)'}",
+        )
+    spec = targets.child(name)
+    conf = {str(k): _conf_value(v) for k, v in spec.child("spark_conf").items()}
+    return TargetSpec(
+        name=name,
+        master=str(spec.get("master", "local[*]")),
+        warehouse=(root / str(spec.get("warehouse", f"target/{name}/warehouse"))).resolve(),
+        checkpoint_root=(root / str(spec.get("checkpoints", f"target/{name}/checkpoints"))).resolve(),
+        spark_conf=conf,
+    )
+
+
+def _conf_value(value: Any) -> str:
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+# -- streams -------------------------------------------------------------------------------
+
+
+def _load_streams(stream_dir: Path, root: Path) -> dict[str, StreamSpec]:
+    streams: dict[str, StreamSpec] = {}
+    files = sorted([*stream_dir.glob("*.yml"), *stream_dir.glob("*.yaml")])
+    for file in files if stream_dir.is_dir() else []:
+        doc = load_yaml(file)
+        declared = doc.child("streams")
+        for name, raw in declared.items():
+            if name in streams:
+                raise ConfigError(
+                    f"stream '{name}' is declared twice (also in {streams[name].file})",
+                    file=file,
+                    line=declared.line_of(name),
+                )
+            if not isinstance(raw, YamlMap):
+                raise ConfigError(
+                    f"stream '{name}' must be a mapping", file=file, line=declared.line_of(name)
+                )
+            streams[name] = _stream_spec(name, raw, file, root)
+    return streams
+
+
+def _stream_spec(name: str, raw: YamlMap, file: Path, root: Path) -> StreamSpec:
+    fmt = raw.get("format")
+    if fmt not in SOURCE_FORMATS:
+        raise ConfigError(
+            f"stream '{name}': format must be one of {', '.join(SOURCE_FORMATS)}, got {fmt!r}",
+            file=file,
+            line=raw.line_of("format"),
+        )
+    path = raw.get("path")
+    if fmt in FILE_FORMATS and not path:
+        raise ConfigError(
+            f"stream '{name}': a {fmt} source needs 'path'", file=file, line=raw.line
+        )
+    schema = raw.get("schema")
+    if fmt in FILE_FORMATS and not schema:
+        raise ConfigError(
+            f"stream '{name}': a {fmt} source needs 'schema' as a DDL string, "
+            "for example \"order_id STRING, amount DECIMAL(10,2)\"",
+            file=file,
+            line=raw.line,
+        )
+    if fmt in FIXED_SCHEMAS and schema:
+        raise ConfigError(
+            f"stream '{name}': the {fmt} source has a fixed schema ({FIXED_SCHEMAS[fmt]}); "
+            "remove 'schema'",
+            file=file,
+            line=raw.line_of("schema"),
+        )
+    options = {str(k): _conf_value(v) for k, v in raw.child("options").items()}
+    return StreamSpec(
+        name=name,
+        file=file,
+        line=raw.line,
+        format=fmt,
+        path=(root / str(path)).resolve() if path else None,
+        schema=str(schema) if schema else None,
+        options=options,
+        trigger=_trigger_spec(name, raw, file),
+    )
+
+
+def _trigger_spec(name: str, raw: YamlMap, file: Path) -> TriggerSpec:
+    value = raw.get("trigger")
+    line = raw.line_of("trigger")
+    if value is None:
+        return TriggerSpec()
+    if value == "available_now":
+        return TriggerSpec(kind="available_now")
+    if isinstance(value, YamlMap) and "processing_time" in value:
+        return TriggerSpec(kind="processing_time", interval=str(value["processing_time"]))
+    if isinstance(value, YamlMap) and value.get("available_now") is True:
+        return TriggerSpec(kind="available_now")
+    raise ConfigError(
+        f"stream '{name}': trigger must be 'available_now' or {{processing_time: '10 seconds'}}",
+        file=file,
+        line=line,
+    )
+
+
+# -- models --------------------------------------------------------------------------------
+
+
+def _parse_model(project: Project, file: Path) -> ModelSpec:
+    """Render a model in parse mode to collect its config() and ref() calls."""
+    name = file.stem
+    source = file.read_text(encoding="utf-8")
+    match = _CONFIG_CALL.search(source)
+    config_line = source.count("\n", 0, match.start()) + 1 if match else 1
+    template_name = project.templates.add_model(name, file, source)
+    project._template_names[name] = template_name
+
+    proxy = ConfigProxy()
+    refs: list[str] = []
+
+    def record_ref(other: str) -> Relation:
+        refs.append(other)
+        return Relation(f"__ref__{other}")
+
+    context = model_context(
+        model_name=name,
+        config=proxy,
+        this=PendingRelation(proxy, name),
+        batch_id=0,
+        batch_view=f"{name}__batch",
+        project_vars=project.vars,
+        target_name=project.target.name,
+        ref=record_ref,
+        columns=_PendingColumns(project, proxy),
+    )
+    project.templates.render(template_name, context)
+    if proxy.calls == 0:
+        raise ConfigError(
+            "model has no {{ config(...) }} call",
+            file=file,
+            line=1,
+            hint="start the model with {{ config(stream='orders', target='silver.orders', "
+            "unique_key='order_id') }}",
+        )
+    config: ModelConfig = build_model_config(proxy.recorded, file=file, line=config_line)
+    if config.stream not in project.streams:
+        raise ConfigError(
+            f"config(stream='{config.stream}'): no such stream",
+            file=file,
+            line=config_line,
+            hint=f"streams declared in streams/: {', '.join(sorted(project.streams)) or '(none)'}",
+        )
+    return ModelSpec(
+        name=name,
+        file=file,
+        source=source,
+        config=config,
+        config_line=config_line,
+        refs=tuple(dict.fromkeys(refs)),
+    )
+
+
+class _PendingColumns(list):
+    """``batch_columns`` in parse mode: the stream is known only once config() has run."""
+
+    def __init__(self, project: Project, config: ConfigProxy) -> None:
+        super().__init__()
+        self._project, self._config = project, config
+
+    def _names(self) -> list[str]:
+        stream = self._project.streams.get(str(self._config.get("stream")))
+        ddl = stream.columns_ddl if stream else None
+        return column_names(ddl) if ddl else ["*"]
+
+    def __iter__(self):  # type: ignore[override]
+        return iter(self._names())
+
+    def __len__(self) -> int:
+        return len(self._names())
+
+
+def _check_refs(project: Project) -> None:
+    for model in project.models.values():
+        for other in model.refs:
+            if other not in project.models:
+                raise ConfigError(
+                    f"ref('{other}'): no model named '{other}'",
+                    file=model.file,
+                    hint=f"models: {', '.join(sorted(project.models))}",
+                )

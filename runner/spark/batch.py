@@ -1,0 +1,103 @@
+"""The foreachBatch function: one micro-batch of one model, start to finish.
+
+It registers the batch as a temp view on the batch's own SparkSession, renders the model for
+this batch id (rendering belongs to the templating layer; this module only runs SQL), and runs
+each statement in order. Every DML statement runs under a Delta idempotent-write identity, so a
+batch that Spark replays after a crash does not apply twice.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pyspark.sql import DataFrame
+
+from runner.compile import compile_batch
+from runner.config import ModelSpec
+from runner.errors import RunnerError
+from runner.project import Project
+from runner.spark.statements import StatementResult, Transaction, run_statement
+
+
+class StopRequested(Exception):
+    """Raised at the start of a batch after a stop was asked for: the batch did no work, so
+    Spark replays it on the next start."""
+
+
+@dataclass
+class BatchReport:
+    """What one micro-batch did, for progress output and metrics."""
+
+    model: str
+    batch_id: int
+    seconds: float = 0.0
+    statements: list[StatementResult] = field(default_factory=list)
+
+    @property
+    def merge_counts(self) -> dict[str, int]:
+        totals: dict[str, int] = {}
+        for result in self.statements:
+            for key, value in result.metrics.items():
+                totals[key] = totals.get(key, 0) + value
+        return totals
+
+
+class BatchExecutor:
+    """Callable passed to ``foreachBatch`` for one model."""
+
+    def __init__(
+        self,
+        project: Project,
+        model: ModelSpec,
+        checkpoint: Path,
+        on_batch: Callable[[BatchReport], None] | None = None,
+    ) -> None:
+        self.project = project
+        self.model = model
+        self.checkpoint = checkpoint
+        self.on_batch = on_batch
+        self.failure: RunnerError | None = None
+        self.stop_requested = threading.Event()
+        self.idle = threading.Event()
+        self.idle.set()
+        self._query_id: str | None = None
+
+    def __call__(self, batch_df: DataFrame, batch_id: int) -> None:
+        self.idle.clear()
+        try:
+            if self.stop_requested.is_set():
+                raise StopRequested(f"stop requested before batch {batch_id}")
+            self._run(batch_df, batch_id)
+        except RunnerError as exc:
+            self.failure = exc  # the JVM only carries the text back; keep the typed error
+            raise
+        finally:
+            self.idle.set()
+
+    def _run(self, batch_df: DataFrame, batch_id: int) -> None:
+        started = time.monotonic()
+        session = batch_df.sparkSession
+        batch_df.createOrReplaceTempView(self.model.batch_view)
+        report = BatchReport(self.model.name, batch_id)
+        for statement in compile_batch(self.project, self.model, batch_id):
+            txn = None
+            if statement.is_dml:
+                txn = Transaction(f"{self.query_id}:{self.model.name}:{statement.label}", batch_id)
+            report.statements.append(run_statement(session, statement, txn))
+        report.seconds = time.monotonic() - started
+        if self.on_batch is not None:
+            self.on_batch(report)
+
+    @property
+    def query_id(self) -> str:
+        """The streaming query's id, kept in the checkpoint: stable across restarts from the
+        same checkpoint, new when the checkpoint is reset."""
+        if self._query_id is None:
+            metadata = json.loads((self.checkpoint / "metadata").read_text())
+            self._query_id = str(metadata["id"])
+        return self._query_id

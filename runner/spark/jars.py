@@ -1,0 +1,144 @@
+"""Resolve the JVM jars Spark needs (Delta, later the Kafka connector) from Maven Central.
+
+The delta-spark wheel carries no jars, and Spark's own Ivy resolution is slow and opaque. We
+write a tiny pom, let ``mvn`` resolve it, and copy into a cache directory the jars that pyspark
+does not already ship. The cache is keyed by the coordinates: once it is filled, later runs read
+its manifest and make no network call and do not need ``mvn`` at all.
+
+Importing this module does not import pyspark or start a JVM.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+from runner.errors import SetupError
+
+DELTA_VERSION = "4.4.0"
+SCALA_BINARY = "2.13"
+MANIFEST = "jars.txt"
+_COORDINATE = re.compile(r"^\s*([\w.\-]+):([\w.\-]+):jar:([\w.\-]+):(compile|runtime)")
+
+
+def pyspark_jars_dir() -> Path:
+    spec = importlib.util.find_spec("pyspark")
+    if spec is None or spec.origin is None:
+        raise SetupError("pyspark is not installed", hint="run: pip install -e .")
+    return Path(spec.origin).parent / "jars"
+
+
+def pyspark_version() -> str:
+    from importlib.metadata import version
+
+    return version("pyspark")
+
+
+def delta_coordinates() -> list[str]:
+    """Maven coordinates of Delta Lake for the installed pyspark (major.minor)."""
+    major_minor = ".".join(pyspark_version().split(".")[:2])
+    return [f"io.delta:delta-spark_{major_minor}_{SCALA_BINARY}:{DELTA_VERSION}"]
+
+
+def default_cache_dir() -> Path:
+    """``RUNNER_JARS_DIR`` if set, else ``.cache/jars`` in the checkout the runner runs from
+    (git-ignored), else ``~/.cache/delta-stream-runner/jars`` for an installed package."""
+    if os.environ.get("RUNNER_JARS_DIR"):
+        return Path(os.environ["RUNNER_JARS_DIR"])
+    checkout = Path(__file__).resolve().parents[2]
+    if (checkout / "pyproject.toml").exists():
+        return checkout / ".cache" / "jars"
+    return Path.home() / ".cache" / "delta-stream-runner" / "jars"
+
+
+def resolve_jars(coordinates: list[str], cache_dir: Path | None = None) -> list[Path]:
+    """Absolute paths of the jars for ``coordinates`` (and their runtime dependencies that
+    pyspark lacks), resolving them with mvn only when the cache does not have them yet."""
+    cache_dir = cache_dir or default_cache_dir()
+    key = hashlib.sha256("\n".join([pyspark_version(), *sorted(coordinates)]).encode()).hexdigest()
+    target = cache_dir / key[:16]
+    manifest = target / MANIFEST
+    if manifest.exists():
+        jars = [target / name for name in manifest.read_text().split()]
+        if all(jar.exists() for jar in jars):
+            return jars
+    return _resolve_with_maven(coordinates, target)
+
+
+def _resolve_with_maven(coordinates: list[str], target: Path) -> list[Path]:
+    mvn = shutil.which("mvn")
+    if mvn is None:
+        raise SetupError(
+            "Maven (mvn) is not on PATH; it is needed once to download the Delta Lake jars",
+            hint="install it (Debian: apt-get install maven) or set RUNNER_JARS_DIR to a "
+            "directory that already holds the jars",
+        )
+    if shutil.which("java") is None:
+        raise SetupError(
+            "java is not on PATH; Spark needs a Java 17 or 21 runtime",
+            hint="install one (Debian: apt-get install openjdk-17-jre-headless)",
+        )
+    shipped = {p.name for p in pyspark_jars_dir().glob("*.jar")}
+    with tempfile.TemporaryDirectory(prefix="runner-jars-") as tmp:
+        work = Path(tmp)
+        (work / "pom.xml").write_text(_pom(coordinates))
+        listing = work / "dependencies.txt"
+        staging = work / "jars"
+        command = [
+            mvn, "-B", "-q", "-f", str(work / "pom.xml"),
+            "dependency:list", f"-DoutputFile={listing}", "-DincludeScope=runtime",
+            "dependency:copy-dependencies", f"-DoutputDirectory={staging}",
+            "-DincludeScope=runtime",
+        ]  # fmt: skip
+        result = subprocess.run(command, capture_output=True, text=True, check=False)
+        if result.returncode != 0:
+            tail = "\n".join((result.stdout + result.stderr).strip().splitlines()[-15:])
+            raise SetupError(
+                f"mvn could not resolve {', '.join(coordinates)}",
+                detail=tail,
+                hint="check network access to Maven Central, or the version pins in "
+                "runner/spark/jars.py",
+            )
+        wanted = []
+        for group, artifact, version in _parse_listing(listing.read_text()):
+            if not _shipped_by_pyspark(artifact, shipped):
+                wanted.append(f"{artifact}-{version}.jar")
+        target.mkdir(parents=True, exist_ok=True)
+        for name in wanted:
+            shutil.copy2(staging / name, target / name)
+        (target / MANIFEST).write_text("\n".join(sorted(wanted)) + "\n")
+    return [target / name for name in sorted(wanted)]
+
+
+def _shipped_by_pyspark(artifact: str, shipped: set[str]) -> bool:
+    """pyspark already has this library (in some version): keep Spark's, not a second copy."""
+    prefix = f"{artifact}-"
+    return any(n.startswith(prefix) and n[len(prefix) : len(prefix) + 1].isdigit() for n in shipped)
+
+
+def _parse_listing(text: str) -> list[tuple[str, str, str]]:
+    return [m.group(1, 2, 3) for m in map(_COORDINATE.match, text.splitlines()) if m]
+
+
+def _pom(coordinates: list[str]) -> str:
+    deps = []
+    for coordinate in coordinates:
+        group, artifact, version = coordinate.split(":")
+        deps.append(
+            f"    <dependency><groupId>{group}</groupId><artifactId>{artifact}</artifactId>"
+            f"<version>{version}</version></dependency>"
+        )
+    return (
+        '<project xmlns="http://maven.apache.org/POM/4.0.0">\n'
+        "  <modelVersion>4.0.0</modelVersion>\n"
+        "  <groupId>local.runner</groupId><artifactId>runner-jars</artifactId>"
+        "<version>1</version>\n"
+        "  <packaging>pom</packaging>\n"
+        "  <dependencies>\n" + "\n".join(deps) + "\n  </dependencies>\n</project>\n"
+    )

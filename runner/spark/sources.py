@@ -1,0 +1,34 @@
+"""``readStream`` from a StreamSpec, and the trigger to run it with."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pyspark.sql import DataFrame, SparkSession
+
+from runner.config import FILE_FORMATS, StreamSpec, TriggerSpec
+from runner.errors import ConfigError
+
+
+def read_stream(spark: SparkSession, stream: StreamSpec) -> DataFrame:
+    """The streaming DataFrame a model's micro-batches come from."""
+    reader = spark.readStream.format(stream.format).options(**stream.options)
+    if stream.format in FILE_FORMATS:
+        assert stream.path is not None and stream.schema is not None  # validated at load
+        if not stream.path.exists():
+            stream.path.mkdir(parents=True, exist_ok=True)  # files arrive later
+        return reader.schema(stream.schema).load(str(stream.path))
+    return reader.load()
+
+
+def trigger_kwargs(trigger: TriggerSpec, stream: StreamSpec | None = None) -> dict[str, Any]:
+    """Keyword arguments for ``DataStreamWriter.trigger``."""
+    if trigger.kind == "available_now":
+        return {"availableNow": True}
+    if trigger.kind == "processing_time":
+        return {"processingTime": trigger.interval}
+    raise ConfigError(
+        f"unknown trigger kind {trigger.kind!r}",
+        file=stream.file if stream else None,
+        line=stream.line if stream else None,
+    )

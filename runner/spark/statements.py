@@ -1,0 +1,89 @@
+"""Run one compiled statement on a session: idempotency settings around DML, located errors."""
+
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from py4j.protocol import Py4JError
+from pyspark.errors import PySparkException
+from pyspark.sql import SparkSession
+
+from runner.compile import CompiledStatement
+from runner.errors import ModelSqlError
+
+TXN_APP_ID = "spark.databricks.delta.write.txnAppId"
+TXN_VERSION = "spark.databricks.delta.write.txnVersion"
+_POSITION = re.compile(r"line (\d+),? pos (\d+)")
+MERGE_METRICS = ("num_inserted_rows", "num_updated_rows", "num_deleted_rows")
+
+
+@dataclass(frozen=True)
+class Transaction:
+    """Delta's idempotent-write identity of one statement in one batch.
+
+    Delta records (app_id, version) in the table's log with the commit; a later statement with
+    the same app id and a version not above the recorded one is skipped. So a batch that Spark
+    replays after a crash does not apply its MERGE twice.
+    """
+
+    app_id: str
+    version: int
+
+
+@dataclass
+class StatementResult:
+    statement: CompiledStatement
+    seconds: float
+    metrics: dict[str, int] = field(default_factory=dict)
+    skipped: bool = False  # an idempotent write Delta had already applied
+
+
+def run_statement(
+    session: SparkSession, statement: CompiledStatement, txn: Transaction | None = None
+) -> StatementResult:
+    """Run ``statement`` on ``session``; Spark errors become ModelSqlError with the model line."""
+    started = time.monotonic()
+    if txn is not None:
+        session.conf.set(TXN_APP_ID, txn.app_id)
+        session.conf.set(TXN_VERSION, str(txn.version))
+    try:
+        rows = session.sql(statement.sql).collect()
+    except (PySparkException, Py4JError) as exc:
+        raise statement_error(statement, exc) from None
+    finally:
+        if txn is not None:
+            session.conf.unset(TXN_APP_ID)
+            session.conf.unset(TXN_VERSION)
+    result = StatementResult(statement, time.monotonic() - started)
+    if statement.keyword == "MERGE":
+        if rows:
+            values: dict[str, Any] = rows[0].asDict()
+            result.metrics = {k: int(values[k]) for k in MERGE_METRICS if k in values}
+        else:
+            result.skipped = True
+    return result
+
+
+def statement_error(statement: CompiledStatement, exc: Exception) -> ModelSqlError:
+    """A ModelSqlError naming the model line of the failure and showing the statement."""
+    text = str(exc).strip()
+    first = text.splitlines()[0] if text else type(exc).__name__
+    first = first.split("; line ")[0]  # the analyzer appends the plan after this
+    line = statement.line
+    position = _POSITION.search(text)
+    if position:
+        line = statement.source_line_at(int(position.group(1)))
+    return ModelSqlError(
+        f"Spark rejected {statement.label} ({statement.keyword}): {first}",
+        file=statement.file,
+        line=line,
+        detail="failing statement:\n" + _indent(statement.sql),
+        hint="run `runner compile` to read the SQL this model renders",
+    )
+
+
+def _indent(sql: str) -> str:
+    return "\n".join(f"    {line}" for line in sql.splitlines())

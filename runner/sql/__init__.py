@@ -1,0 +1,1 @@
+"""SQL parsing helpers (sqlglot-based Delta Lake dialect)."""

@@ -1,0 +1,155 @@
+"""The Jinja environment: model templates, built-in macros and project macros over them.
+
+Every macro is callable by name from every model and macro. A project macro with the name of a
+built-in one replaces it, so a project can change how ``dedupe`` or ``optimize`` compile.
+Rendering errors become TemplateError naming the model file and line (and the macro's, when the
+error is inside one).
+"""
+
+from __future__ import annotations
+
+import traceback
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import jinja2
+from jinja2 import nodes
+
+from runner.errors import TemplateError
+from runner.templating.context import TemplateRaise
+from runner.templating.sourcemap import RenderedSql, add_line_markers, strip_line_markers
+
+BUILTIN_MACRO_DIR = Path(__file__).resolve().parent.parent / "macros"
+
+
+@dataclass(frozen=True)
+class _Source:
+    text: str
+    file: Path
+    is_model: bool
+
+
+class _MacroRef:
+    """Stands in for a macro until every macro file of this render has been loaded."""
+
+    def __init__(self, registry: dict[str, Any], name: str) -> None:
+        self._registry = registry
+        self._name = name
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._registry[self._name](*args, **kwargs)
+
+
+class TemplateEnvironment:
+    """Compiles templates once and renders them with a context per call."""
+
+    def __init__(self, project_macro_files: list[Path]) -> None:
+        self._sources: dict[str, _Source] = {}
+        self._macro_templates: list[str] = []
+        self.macro_names: dict[str, Path] = {}  # macro name -> file that defines it (last wins)
+        self._env = jinja2.Environment(
+            loader=jinja2.FunctionLoader(self._load),
+            undefined=jinja2.StrictUndefined,
+            keep_trailing_newline=True,
+            autoescape=False,
+        )
+        builtin_files = sorted(BUILTIN_MACRO_DIR.glob("*.sql"))
+        for file in [*builtin_files, *sorted(project_macro_files)]:
+            self._add_macro_file(file)
+
+    # -- registration -----------------------------------------------------------------------
+
+    def add_model(self, name: str, file: Path, source: str) -> str:
+        """Register a model template; returns the template name to render it by."""
+        template_name = f"model:{name}"
+        self._sources[template_name] = _Source(add_line_markers(source), file, is_model=True)
+        return template_name
+
+    def _add_macro_file(self, file: Path) -> None:
+        template_name = f"macro:{file}"
+        text = file.read_text(encoding="utf-8")
+        self._sources[template_name] = _Source(text, file, is_model=False)
+        try:
+            tree = self._env.parse(text, name=template_name, filename=str(file))
+        except jinja2.TemplateSyntaxError as exc:
+            raise TemplateError(
+                f"Jinja syntax error in macro file: {exc.message}", file=file, line=exc.lineno
+            ) from exc
+        for macro in tree.find_all(nodes.Macro):
+            self.macro_names[macro.name] = file
+        self._macro_templates.append(template_name)
+
+    def _load(self, template_name: str) -> tuple[str, str, Any] | None:
+        source = self._sources.get(template_name)
+        if source is None:
+            return None
+        return source.text, str(source.file), lambda: True
+
+    # -- rendering ---------------------------------------------------------------------------
+
+    def render(self, template_name: str, context: Mapping[str, Any]) -> RenderedSql:
+        """Render a model with ``context`` plus every macro; map errors to file and line."""
+        source = self._sources[template_name]
+        try:
+            full_context = self._bind_macros(context)
+            template = self._env.get_template(template_name)
+            output = template.render(full_context)
+        except Exception as exc:  # noqa: BLE001 - every failure becomes a located TemplateError
+            raise self._located_error(exc, source.file) from exc
+        return strip_line_markers(output)
+
+    def render_macro(self, name: str, context: Mapping[str, Any], *args: Any, **kwargs: Any) -> str:
+        """Call one macro by name (used for runner-generated set-up and maintenance SQL)."""
+        if name not in self.macro_names:
+            raise TemplateError(f"no macro named '{name}'")
+        try:
+            full_context = self._bind_macros(context)
+            return str(full_context[name](*args, **kwargs))
+        except Exception as exc:  # noqa: BLE001
+            raise self._located_error(exc, self.macro_names[name]) from exc
+
+    def _bind_macros(self, context: Mapping[str, Any]) -> dict[str, Any]:
+        registry: dict[str, Any] = {}
+        full = {**context, **{name: _MacroRef(registry, name) for name in self.macro_names}}
+        for template_name in self._macro_templates:
+            module = self._env.get_template(template_name).make_module(full)
+            for name in dir(module):
+                value = getattr(module, name)
+                if isinstance(value, jinja2.runtime.Macro):
+                    registry[name] = value
+        return full
+
+    def _located_error(self, exc: Exception, file: Path) -> TemplateError:
+        if isinstance(exc, TemplateError):
+            return exc
+        if isinstance(exc, jinja2.TemplateSyntaxError):
+            where = Path(exc.filename) if exc.filename else file
+            return TemplateError(f"Jinja syntax error: {exc.message}", file=where, line=exc.lineno)
+        frames = self._template_frames(exc)
+        model_frames = [f for f in frames if f[0] == file]
+        line = model_frames[-1][1] if model_frames else None
+        message = _describe(exc)
+        detail = None
+        if frames and frames[-1][0] != file:
+            macro_file, macro_line = frames[-1]
+            detail = f"raised in {macro_file}:{macro_line}"
+        return TemplateError(message, file=file, line=line, detail=detail)
+
+    def _template_frames(self, exc: BaseException) -> list[tuple[Path, int]]:
+        """(file, line) of every traceback frame that is in one of our templates."""
+        known = {str(s.file): s.file for s in self._sources.values()}
+        return [
+            (known[frame.filename], frame.lineno or 0)
+            for frame in traceback.extract_tb(exc.__traceback__)
+            if frame.filename in known
+        ]
+
+
+def _describe(exc: Exception) -> str:
+    if isinstance(exc, jinja2.UndefinedError):
+        return f"undefined name in template: {exc.message}"
+    if isinstance(exc, TemplateRaise):
+        return str(exc)
+    return f"template failed: {type(exc).__name__}: {exc}"

@@ -1,0 +1,81 @@
+"""YAML loading that remembers line numbers, so config errors can name file and line."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from runner.errors import ConfigError
+
+
+class YamlMap(dict):
+    """A mapping from YAML that knows its file and the line of each key (1-based)."""
+
+    file: Path | None = None
+    line: int = 0
+    key_lines: dict[Any, int]
+
+    def line_of(self, key: Any) -> int:
+        return self.key_lines.get(key, self.line)
+
+    def child(self, key: str) -> YamlMap:
+        """The mapping under ``key`` (an empty one, located at this map, when absent)."""
+        value = self.get(key)
+        if value is None:
+            empty = YamlMap()
+            empty.file, empty.line, empty.key_lines = self.file, self.line_of(key), {}
+            return empty
+        if not isinstance(value, YamlMap):
+            raise ConfigError(
+                f"'{key}' must be a mapping, got {type(value).__name__}",
+                file=self.file,
+                line=self.line_of(key),
+            )
+        return value
+
+
+class _LineLoader(yaml.SafeLoader):
+    file: Path | None = None
+
+
+def _construct_mapping(loader: _LineLoader, node: yaml.MappingNode) -> YamlMap:
+    loader.flatten_mapping(node)
+    result = YamlMap()
+    result.file = loader.file
+    result.line = node.start_mark.line + 1
+    result.key_lines = {}
+    for key_node, value_node in node.value:
+        key = loader.construct_object(key_node, deep=True)
+        result[key] = loader.construct_object(value_node, deep=True)
+        result.key_lines[key] = key_node.start_mark.line + 1
+    return result
+
+
+_LineLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+
+
+def load_yaml(path: Path) -> YamlMap:
+    """Parse ``path``; the top level must be a mapping. Errors name the file and line."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"cannot read {path}: {exc.strerror}", file=path) from exc
+    loader = _LineLoader(text)
+    loader.file = path
+    try:
+        data = loader.get_single_data()
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = mark.line + 1 if mark is not None else None
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise ConfigError(f"invalid YAML: {problem}", file=path, line=line) from exc
+    finally:
+        loader.dispose()
+    if data is None:
+        data = YamlMap()
+        data.file, data.line, data.key_lines = path, 1, {}
+    if not isinstance(data, YamlMap):
+        raise ConfigError("the top level must be a mapping", file=path, line=1)
+    return data

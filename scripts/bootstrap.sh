@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Install what the runner needs, idempotently: a virtualenv in .venv with the package and its
+# test tools, and the Delta Lake jars from Maven Central (cached under .cache/jars).
+# A second run only checks: it reinstalls when pyproject.toml changed and makes no network call.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+for tool in python3 java mvn; do
+  if ! command -v "$tool" >/dev/null 2>&1; then
+    echo "error: '$tool' is not on PATH. The runner needs Python 3.11+, Java 17 and Maven." >&2
+    echo "       On Debian: apt-get install -y python3-venv openjdk-17-jre-headless maven" >&2
+    exit 1
+  fi
+done
+
+if [ ! -x .venv/bin/python ]; then
+  echo "==> creating .venv"
+  python3 -m venv .venv
+fi
+
+stamp=.venv/.installed-$(sha256sum pyproject.toml | cut -c1-16)
+if [ ! -f "$stamp" ]; then
+  echo "==> installing the runner and its dependencies into .venv (first time: a few minutes)"
+  .venv/bin/python -m pip install --quiet --upgrade pip
+  .venv/bin/python -m pip install --quiet -e ".[test]"
+  rm -f .venv/.installed-*
+  touch "$stamp"
+fi
+
+echo "==> Delta Lake jars"
+.venv/bin/python -c "
+from runner.spark.jars import delta_coordinates, resolve_jars
+jars = resolve_jars(delta_coordinates())
+print(f'    {len(jars)} jars in {jars[0].parent}')
+"
