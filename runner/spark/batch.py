@@ -21,6 +21,7 @@ from runner.compile import compile_batch
 from runner.config import ModelSpec
 from runner.errors import RunnerError
 from runner.project import Project
+from runner.spark.sources import BatchSourceContext, prepare_batch
 from runner.spark.statements import StatementResult, Transaction, run_statement
 
 
@@ -82,6 +83,9 @@ class BatchExecutor:
     def _run(self, batch_df: DataFrame, batch_id: int) -> None:
         started = time.monotonic()
         session = batch_df.sparkSession
+        stream = self.project.stream_of(self.model)
+        source_context = BatchSourceContext(self.model.name, self.project.target.warehouse)
+        batch_df = prepare_batch(stream, batch_df, batch_id, source_context)
         batch_df.createOrReplaceTempView(self.model.batch_view)
         report = BatchReport(self.model.name, batch_id)
         for statement in compile_batch(self.project, self.model, batch_id):
