@@ -84,7 +84,7 @@ class ModelConfig:
     enabled: bool = True
 
     @classmethod
-    def keys(cls) -> list[str]:
+    def field_names(cls) -> list[str]:
         return [f.name for f in fields(cls)]
 
     @property
@@ -131,13 +131,13 @@ def split_table_name(table: str) -> tuple[str, str]:
 
 def build_model_config(raw: dict[str, Any], *, file: Path, line: int) -> ModelConfig:
     """Validate the keyword arguments of a model's ``config(...)`` call."""
-    unknown = sorted(set(raw) - set(ModelConfig.keys()))
+    unknown = sorted(set(raw) - set(ModelConfig.field_names()))
     if unknown:
         raise ConfigError(
             f"unknown config key(s) {', '.join(unknown)} in config()",
             file=file,
             line=line,
-            hint=f"known keys: {', '.join(ModelConfig.keys())}",
+            hint=f"known keys: {', '.join(ModelConfig.field_names())}",
         )
     values = dict(raw)
     for key in ("zorder_by", "partitioned_by", "tags"):

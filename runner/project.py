@@ -143,7 +143,9 @@ def _load_target(doc: YamlMap, root: Path, requested: str | None) -> TargetSpec:
         name=name,
         master=str(spec.get("master", "local[*]")),
         warehouse=(root / str(spec.get("warehouse", f"target/{name}/warehouse"))).resolve(),
-        checkpoint_root=(root / str(spec.get("checkpoints", f"target/{name}/checkpoints"))).resolve(),
+        checkpoint_root=(
+            root / str(spec.get("checkpoints", f"target/{name}/checkpoints"))
+        ).resolve(),
         spark_conf=conf,
     )
 
@@ -186,14 +188,12 @@ def _stream_spec(name: str, raw: YamlMap, file: Path, root: Path) -> StreamSpec:
         )
     path = raw.get("path")
     if fmt in FILE_FORMATS and not path:
-        raise ConfigError(
-            f"stream '{name}': a {fmt} source needs 'path'", file=file, line=raw.line
-        )
+        raise ConfigError(f"stream '{name}': a {fmt} source needs 'path'", file=file, line=raw.line)
     schema = raw.get("schema")
     if fmt in FILE_FORMATS and not schema:
         raise ConfigError(
             f"stream '{name}': a {fmt} source needs 'schema' as a DDL string, "
-            "for example \"order_id STRING, amount DECIMAL(10,2)\"",
+            'for example "order_id STRING, amount DECIMAL(10,2)"',
             file=file,
             line=raw.line,
         )

@@ -35,8 +35,9 @@ Vars = Annotated[
 ModelName = Annotated[
     str,
     typer.Option(
-        "--model", "-m", help="Model to run: a file name in models/ without .sql. "
-        "Example: --model orders_merge"
+        "--model",
+        "-m",
+        help="Model to run: a file name in models/ without .sql. Example: --model orders_merge",
     ),
 ]
 Debug = Annotated[

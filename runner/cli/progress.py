@@ -20,7 +20,9 @@ def print_batch(report: BatchReport) -> None:
     )
     skipped = [r.statement.label for r in report.statements if r.skipped]
     extra = f" (already applied, skipped: {', '.join(skipped)})" if skipped else ""
-    maintenance = [r.statement.keyword for r in report.statements if r.statement.phase == "maintenance"]
+    maintenance = [
+        r.statement.keyword for r in report.statements if r.statement.phase == "maintenance"
+    ]
     upkeep = f", {' '.join(maintenance)}" if maintenance else ""
     console.print(
         f"[cyan]{report.model}[/] batch {report.batch_id}: {merged}{upkeep}{extra} "

@@ -25,8 +25,7 @@ def ensure_target(spark: SparkSession, project: Project, model: ModelSpec) -> li
         return results
     results.append(run_statement(spark, setup.attach))
     existing = {
-        row["key"]: row["value"]
-        for row in spark.sql(f"SHOW TBLPROPERTIES {setup.table}").collect()
+        row["key"]: row["value"] for row in spark.sql(f"SHOW TBLPROPERTIES {setup.table}").collect()
     }
     missing = {k: v for k, v in setup.properties.items() if existing.get(k) != v}
     if missing:

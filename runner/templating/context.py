@@ -74,7 +74,7 @@ class ConfigProxy:
 
     def __getattr__(self, key: str) -> Any:
         # AttributeError makes Jinja report "config has no attribute 'key'" (StrictUndefined)
-        if key not in ModelConfig.keys():
+        if key not in ModelConfig.field_names():
             raise AttributeError(key)
         return self.get(key)
 

@@ -42,9 +42,7 @@ def split_statements(sql: str) -> list[SqlStatement]:
         elif sql.startswith("/*", i):
             close = sql.find("*/", i + 2)
             if close < 0:
-                raise TemplateError(
-                    "unterminated /* comment", line=sql.count("\n", 0, i) + 1
-                )
+                raise TemplateError("unterminated /* comment", line=sql.count("\n", 0, i) + 1)
             i = close + 2
         elif ch == ";":
             _append(statements, sql, start, i)
@@ -93,9 +91,7 @@ def _skip_quoted(sql: str, i: int) -> int:
                 continue
             return j + 1
         j += 1
-    raise TemplateError(
-        f"unterminated {quote} quote starting here", line=sql.count("\n", 0, i) + 1
-    )
+    raise TemplateError(f"unterminated {quote} quote starting here", line=sql.count("\n", 0, i) + 1)
 
 
 def _append(statements: list[SqlStatement], sql: str, start: int, end: int) -> None:

@@ -1,0 +1,87 @@
+"""Fixtures shared by every test folder. Nothing here imports pyspark."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+ORDERS_SCHEMA = (
+    "order_id STRING, customer_id STRING, status STRING, amount DECIMAL(10,2), "
+    "updated_at TIMESTAMP, op STRING"
+)
+
+
+def write_project(
+    root: Path,
+    models: dict[str, str],
+    *,
+    streams: str | None = None,
+    project_vars: str = "",
+    macros: dict[str, str] | None = None,
+) -> Path:
+    """A small project in ``root``: project.yml, an ``orders`` JSON stream, the given models."""
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "project.yml").write_text(
+        "name: test_project\n"
+        f"vars:\n  delete_op: D\n{project_vars}"
+        "targets:\n  local:\n    master: local[2]\n"
+        "    warehouse: target/warehouse\n    checkpoints: target/checkpoints\n"
+        "    spark_conf:\n      spark.sql.shuffle.partitions: 2\n"
+    )
+    (root / "streams").mkdir(exist_ok=True)
+    (root / "streams" / "orders.yml").write_text(
+        streams
+        or (
+            "streams:\n  orders:\n    format: json\n    path: landing/orders\n"
+            f'    schema: "{ORDERS_SCHEMA}"\n'
+            "    options:\n      maxFilesPerTrigger: 1\n"
+        )
+    )
+    (root / "models").mkdir(exist_ok=True)
+    for name, sql in models.items():
+        (root / "models" / f"{name}.sql").write_text(sql)
+    (root / "macros").mkdir(exist_ok=True)
+    for name, sql in (macros or {}).items():
+        (root / "macros" / f"{name}.sql").write_text(sql)
+    return root
+
+
+def land_events(landing: Path, name: str, lines: list[str]) -> Path:
+    """Write one JSON-lines file into ``landing`` with an mtime later than any before it."""
+    landing.mkdir(parents=True, exist_ok=True)
+    newest = max((p.stat().st_mtime for p in landing.iterdir()), default=time.time() - 3600)
+    path = landing / name
+    path.write_text("\n".join(lines) + "\n")
+    os.utime(path, (newest + 1, newest + 1))
+    return path
+
+
+@pytest.fixture
+def example_project(tmp_path: Path) -> Path:
+    """A copy of the repository's example project (models, streams, macros, sample data)."""
+    root = tmp_path / "example"
+    root.mkdir()
+    for item in ("project.yml", "models", "macros", "streams", "seeds", "sample_data"):
+        source = REPO / item
+        if source.is_dir():
+            shutil.copytree(source, root / item)
+        elif source.exists():
+            shutil.copy2(source, root / item)
+    return root
+
+
+@pytest.fixture
+def project_factory(tmp_path: Path) -> Callable[..., Path]:
+    counter = iter(range(1000))
+
+    def make(models: dict[str, str], **kwargs: object) -> Path:
+        return write_project(tmp_path / f"project{next(counter)}", models, **kwargs)
+
+    return make

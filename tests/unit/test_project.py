@@ -1,0 +1,107 @@
+"""Loading project.yml and streams/: validated specs, errors with file and line. No JVM."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from runner.errors import ConfigError
+from runner.project import load, parse_vars
+
+MODEL = "{{ config(stream='orders', target='silver.orders') }}\nSELECT 1;"
+
+
+def test_example_project_loads(example_project: Path) -> None:
+    project = load(example_project)
+    assert project.name == "orders_demo"
+    assert project.target.name == "local"
+    assert project.target.master == "local[*]"
+    assert project.target.warehouse == example_project / "target" / "local" / "warehouse"
+    stream = project.streams["orders"]
+    assert stream.format == "json"
+    assert stream.options == {"maxFilesPerTrigger": "1"}
+    assert stream.trigger.kind == "processing_time"
+    model = project.model("orders_merge")
+    assert model.config.unique_keys == ["order_id"]
+    assert model.config.table_properties == {"delta.enableChangeDataFeed": "true"}
+
+
+def test_unknown_target_lists_the_defined_ones(example_project: Path) -> None:
+    with pytest.raises(ConfigError) as info:
+        load(example_project, target="prod")
+    assert "no target named 'prod'" in str(info.value)
+    assert "local" in str(info.value.hint)
+
+
+def test_unknown_model_lists_models(example_project: Path) -> None:
+    with pytest.raises(ConfigError, match="orders_merge"):
+        load(example_project).model("orders")
+
+
+def test_missing_project_file(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="no project.yml"):
+        load(tmp_path)
+
+
+def test_invalid_yaml_names_file_and_line(project_factory) -> None:
+    root = project_factory(
+        {"m": MODEL}, streams="streams:\n  orders:\n    format: json\n   bad: [\n"
+    )
+    with pytest.raises(ConfigError) as info:
+        load(root)
+    assert info.value.file == root / "streams" / "orders.yml"
+    assert info.value.line == 4
+
+
+@pytest.mark.parametrize(
+    ("stream_yaml", "message", "line"),
+    [
+        ("streams:\n  orders:\n    format: avro\n", "format must be one of", 3),
+        ("streams:\n  orders:\n    format: json\n    schema: 'a INT'\n", "needs 'path'", 3),
+        ("streams:\n  orders:\n    format: json\n    path: x\n", "needs 'schema'", 3),
+        ("streams:\n  orders:\n    format: rate\n    schema: 'a INT'\n", "fixed schema", 4),
+        (
+            "streams:\n  orders:\n    format: rate\n    trigger: sometimes\n",
+            "trigger must be",
+            4,
+        ),
+    ],
+)
+def test_stream_errors_name_the_line(project_factory, stream_yaml, message, line) -> None:
+    root = project_factory({"m": MODEL}, streams=stream_yaml)
+    with pytest.raises(ConfigError) as info:
+        load(root)
+    assert message in str(info.value)
+    assert info.value.line == line
+
+
+def test_rate_stream_has_fixed_schema_and_trigger(project_factory) -> None:
+    streams = (
+        "streams:\n  orders:\n    format: rate-micro-batch\n"
+        "    options: {rowsPerBatch: 10}\n    trigger: available_now\n"
+    )
+    project = load(project_factory({"m": MODEL}, streams=streams))
+    stream = project.streams["orders"]
+    assert stream.columns_ddl == "timestamp TIMESTAMP, value BIGINT"
+    assert stream.options == {"rowsPerBatch": "10"}
+    assert stream.trigger.kind == "available_now"
+
+
+def test_parse_vars() -> None:
+    assert parse_vars("{day: 2024-01-02, n: 3}") == {
+        "day": __import__("datetime").date(2024, 1, 2),
+        "n": 3,
+    }
+    assert parse_vars(None) == {}
+    with pytest.raises(ConfigError, match="mapping"):
+        parse_vars("[1, 2]")
+
+
+def test_pure_half_never_imports_pyspark(example_project: Path) -> None:
+    code = (
+        "import sys; from runner.project import load; from runner.compile import compile_batch;"
+        f"p = load({str(example_project)!r}); compile_batch(p, p.model('orders_merge'), 1);"
+        "assert 'pyspark' not in sys.modules, 'pyspark was imported'"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
