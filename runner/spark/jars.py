@@ -57,25 +57,42 @@ def default_cache_dir() -> Path:
     return Path.home() / ".cache" / "delta-stream-runner" / "jars"
 
 
-def resolve_jars(coordinates: list[str], cache_dir: Path | None = None) -> list[Path]:
-    """Absolute paths of the jars for ``coordinates`` (and their runtime dependencies that
-    pyspark lacks), resolving them with mvn only when the cache does not have them yet."""
+def resolve_jars(
+    coordinates: list[str],
+    cache_dir: Path | None = None,
+    *,
+    skip_pyspark_jars: bool = True,
+) -> list[Path]:
+    """Absolute paths of the jars for ``coordinates`` and their runtime dependencies,
+    resolving them with mvn only when the cache does not have them yet.
+
+    For Spark (the default) the libraries pyspark already ships are left out. A classpath for a
+    separate JVM (the local Kafka broker) passes ``skip_pyspark_jars=False`` to get them all.
+    """
     cache_dir = cache_dir or default_cache_dir()
-    key = hashlib.sha256("\n".join([pyspark_version(), *sorted(coordinates)]).encode()).hexdigest()
+    parts = [pyspark_version(), *sorted(coordinates)]
+    if not skip_pyspark_jars:
+        parts.append("unfiltered")  # a separate cache entry; the Spark entries keep their keys
+    key = hashlib.sha256("\n".join(parts).encode()).hexdigest()
     target = cache_dir / key[:16]
     manifest = target / MANIFEST
     if manifest.exists():
         jars = [target / name for name in manifest.read_text().split()]
         if all(jar.exists() for jar in jars):
             return jars
-    return _resolve_with_maven(coordinates, target)
+    return _resolve_with_maven(coordinates, target, skip_pyspark_jars)
 
 
-def _resolve_with_maven(coordinates: list[str], target: Path) -> list[Path]:
+def _resolve_with_maven(
+    coordinates: list[str],
+    target: Path,
+    skip_pyspark_jars: bool = True,
+) -> list[Path]:
     mvn = shutil.which("mvn")
     if mvn is None:
         raise SetupError(
-            "Maven (mvn) is not on PATH; it is needed once to download the Delta Lake jars",
+            "Maven (mvn) is not on PATH; it is needed once to download the jars "
+            f"({', '.join(coordinates)})",
             hint="install it (Debian: apt-get install maven) or set RUNNER_JARS_DIR to a "
             "directory that already holds the jars",
         )
@@ -84,7 +101,7 @@ def _resolve_with_maven(coordinates: list[str], target: Path) -> list[Path]:
             "java is not on PATH; Spark needs a Java 17 or 21 runtime",
             hint="install one (Debian: apt-get install openjdk-17-jre-headless)",
         )
-    shipped = {p.name for p in pyspark_jars_dir().glob("*.jar")}
+    shipped = {p.name for p in pyspark_jars_dir().glob("*.jar")} if skip_pyspark_jars else set()
     with tempfile.TemporaryDirectory(prefix="runner-jars-") as tmp:
         work = Path(tmp)
         (work / "pom.xml").write_text(_pom(coordinates))
@@ -106,7 +123,7 @@ def _resolve_with_maven(coordinates: list[str], target: Path) -> list[Path]:
                 "runner/spark/jars.py",
             )
         wanted = []
-        for group, artifact, version in _parse_listing(listing.read_text()):
+        for _group, artifact, version in _parse_listing(listing.read_text()):
             if not _shipped_by_pyspark(artifact, shipped):
                 wanted.append(f"{artifact}-{version}.jar")
         target.mkdir(parents=True, exist_ok=True)
@@ -126,19 +143,28 @@ def _parse_listing(text: str) -> list[tuple[str, str, str]]:
     return [m.group(1, 2, 3) for m in map(_COORDINATE.match, text.splitlines()) if m]
 
 
+def _dependency(coordinate: str) -> str:
+    group, artifact, version = coordinate.split(":")
+    return (
+        f"    <dependency><groupId>{group}</groupId><artifactId>{artifact}</artifactId>"
+        f"<version>{version}</version></dependency>"
+    )
+
+
 def _pom(coordinates: list[str]) -> str:
-    deps = []
-    for coordinate in coordinates:
-        group, artifact, version = coordinate.split(":")
-        deps.append(
-            f"    <dependency><groupId>{group}</groupId><artifactId>{artifact}</artifactId>"
-            f"<version>{version}</version></dependency>"
-        )
+    deps = [_dependency(c) for c in coordinates]
     return (
         '<project xmlns="http://maven.apache.org/POM/4.0.0">\n'
         "  <modelVersion>4.0.0</modelVersion>\n"
         "  <groupId>local.runner</groupId><artifactId>runner-jars</artifactId>"
         "<version>1</version>\n"
         "  <packaging>pom</packaging>\n"
-        "  <dependencies>\n" + "\n".join(deps) + "\n  </dependencies>\n</project>\n"
+        # Spark's parent pom declares a Google mirror of Maven Central first; where only Maven
+        # Central is reachable its unknown host fails the build. A repository of the same id
+        # in our own pom takes precedence over one declared by a dependency.
+        "  <repositories><repository><id>gcs-maven-central-mirror</id>"
+        "<url>https://repo.maven.apache.org/maven2</url></repository></repositories>\n"
+        + "  <dependencies>\n"
+        + "\n".join(deps)
+        + "\n  </dependencies>\n</project>\n"
     )
