@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich.console import Console
 
-from runner.spark.batch import BatchReport
+if TYPE_CHECKING:  # a type only: importing runner.spark would import pyspark for every command
+    from runner.spark.batch import BatchReport
 
 console = Console(highlight=False)
 
