@@ -5,8 +5,9 @@ Streaming, compile, lint and unit tests all call these functions. Pure Python.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from runner.config import ModelSpec, split_table_name
@@ -80,10 +81,20 @@ def target_columns(project: Project, model: ModelSpec) -> list[str]:
     return split_columns(ddl)
 
 
-def compile_setup(project: Project, model: ModelSpec) -> TargetSetup:
-    """Render the target's DDL through the (overridable) create_target macros."""
+def compile_setup(
+    project: Project, model: ModelSpec, location_root: Path | None = None
+) -> TargetSetup:
+    """Render the target's DDL through the (overridable) create_target macros.
+
+    The SQL names the table's absolute location, as Spark needs it. ``runner compile`` passes
+    ``location_root`` (the project root) to render the location relative to it instead, so the
+    compiled files are the same on every machine; ``TargetSetup.location`` stays absolute.
+    """
     config = model.config
     location = project.target.table_location(model.target_table)
+    shown_location = (
+        str(location) if location_root is None else relative_location(location, location_root)
+    )
     context = batch_context(project, model, batch_id=0)
     schema, _ = split_table_name(model.target_table)
     this = model.target_table
@@ -101,13 +112,18 @@ def compile_setup(project: Project, model: ModelSpec) -> TargetSetup:
             "create_target",
             this,
             columns=target_columns(project, model),
-            location=str(location),
+            location=shown_location,
             partitioned_by=config.partitioned_by,
             properties=config.table_properties,
         ),
-        attach=statement(1, "attach_target", this, location=str(location)),
+        attach=statement(1, "attach_target", this, location=shown_location),
         properties=dict(config.table_properties),
     )
+
+
+def relative_location(location: Path, root: Path) -> str:
+    """``location`` relative to ``root`` in POSIX form (``target/local/warehouse/s/t``)."""
+    return PurePosixPath(Path(os.path.relpath(location, root))).as_posix()
 
 
 def set_properties_statement(
@@ -157,11 +173,22 @@ def compile_batch(project: Project, model: ModelSpec, batch_id: int) -> list[Com
             CompiledStatement("batch", index, stmt.sql, model.file, code_line, line_map)
         )
     if maintenance_due(model, batch_id):
-        sql = project.templates.render_macro(
-            "optimize", context, model.target_table, zorder_by=model.config.zorder_by
-        ).strip()
-        statements.append(CompiledStatement("maintenance", 0, sql, model.file, model.config_line))
+        statements.extend(compile_maintenance(project, model, batch_id))
     return statements
+
+
+def compile_maintenance(
+    project: Project, model: ModelSpec, batch_id: int
+) -> list[CompiledStatement]:
+    """The maintenance statements (OPTIMIZE) of ``model``, whether or not they are due for
+    ``batch_id``; empty when the model sets no ``optimize_every``. See ``maintenance_due``."""
+    if not model.config.optimize_every:
+        return []
+    context = batch_context(project, model, batch_id)
+    sql = project.templates.render_macro(
+        "optimize", context, model.target_table, zorder_by=model.config.zorder_by
+    ).strip()
+    return [CompiledStatement("maintenance", 0, sql, model.file, model.config_line)]
 
 
 def _code_line(sql: str, line: int) -> int:

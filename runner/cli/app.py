@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import typer
 
+from runner.cli.compile import compile_models
 from runner.cli.show import show
 from runner.cli.stream import run, stream
 
@@ -17,6 +18,7 @@ app = typer.Typer(
 app.command()(stream)
 app.command()(run)
 app.command()(show)
+app.command("compile")(compile_models)
 
 
 def main() -> None:

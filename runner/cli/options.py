@@ -44,3 +44,18 @@ Debug = Annotated[
     bool,
     typer.Option("--debug", help="Show the full Python traceback when a command fails."),
 ]
+Select = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--select",
+        "-s",
+        help="Only these models (repeat the option or separate names with commas; default: all). "
+        "Example: --select orders_merge,customers_merge",
+    ),
+]
+
+
+def selected_models(select: list[str] | None) -> list[str] | None:
+    """``--select a,b --select c`` -> ``['a', 'b', 'c']``; None when nothing was selected."""
+    names = [name.strip() for item in select or [] for name in item.split(",") if name.strip()]
+    return names or None

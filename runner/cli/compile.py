@@ -1,0 +1,42 @@
+"""`runner compile`: write the SQL each model will run to target/compiled/ (no JVM)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from runner.cli.errors import reported_errors
+from runner.cli.options import Debug, ProjectDir, Select, Target, Vars, selected_models
+from runner.cli.progress import console
+from runner.compiled import project_path, write_compiled
+from runner.project import load, parse_vars
+
+
+def compile_models(
+    select: Select = None,
+    batch_id: Annotated[
+        int,
+        typer.Option(
+            "--batch-id",
+            "-b",
+            min=0,
+            help="Render the per-batch statements of this micro-batch. Example: --batch-id 3",
+        ),
+    ] = 0,
+    project_dir: ProjectDir = Path("."),
+    target: Target = None,
+    vars: Vars = None,
+    debug: Debug = False,
+) -> None:
+    """Write each model's set-up, per-batch and maintenance SQL to target/compiled/, plus a
+    manifest.json. The files are byte-identical across runs and machines, for review and CI.
+
+    Example: runner compile --select orders_merge --batch-id 1
+    """
+    with reported_errors(debug):
+        project = load(project_dir, target, parse_vars(vars))
+        written = write_compiled(project, selected_models(select), batch_id)
+        for path in written:
+            console.print(f"wrote {project_path(project, path)}")

@@ -1,0 +1,208 @@
+"""``runner compile``: write the SQL each model will run, and a manifest, under target/compiled/.
+
+Every file is byte-identical across runs and machines: paths are project-relative (table
+locations too, through ``compile_setup(..., location_root=...)``), JSON keys are sorted and
+nothing records a time or a user.
+
+The statements are written exactly as rendered, not re-printed by sqlglot. That is deliberate:
+reviewers should read the text Spark will receive, and sqlglot's pretty-printer changes it
+(``-- comments`` become ``/* */`` and move to the end of the statement, ``UPDATE SET *`` is
+split over two lines, keywords are re-cased). The built-in macros use Jinja whitespace control,
+so the rendered SQL is already laid out for reading.
+
+Pure Python: no pyspark import.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from runner.compile import (
+    CompiledStatement,
+    compile_batch,
+    compile_maintenance,
+    compile_setup,
+    relative_location,
+    set_properties_statement,
+    target_columns,
+)
+from runner.config import ModelSpec
+from runner.errors import RunnerError
+from runner.project import Project
+
+COMPILED_DIR = Path("target") / "compiled"
+MANIFEST_NAME = "manifest.json"
+MANIFEST_VERSION = 1
+_RULE = "-- " + "=" * 94
+
+
+def compiled_dir(project: Project) -> Path:
+    return project.root / COMPILED_DIR
+
+
+def project_path(project: Project, path: Path) -> str:
+    """``path`` relative to the project root, in POSIX form (as it appears in compiled files)."""
+    return relative_location(path, project.root)
+
+
+def write_compiled(
+    project: Project, select: list[str] | None = None, batch_id: int = 0
+) -> list[Path]:
+    """Write ``<model>.sql`` for each selected model (all by default) and the manifest.
+
+    Returns the files written. Without a selection, ``.sql`` files of models that no longer
+    exist are removed, so the directory mirrors the project.
+    """
+    models = [project.model(name) for name in select] if select else list(project.models.values())
+    out_dir = compiled_dir(project)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    written: list[Path] = []
+    for model in sorted(models, key=lambda m: m.name):
+        path = out_dir / f"{model.name}.sql"
+        _write_if_changed(path, render_compiled_model(project, model, batch_id))
+        written.append(path)
+    if not select:
+        for stale in sorted(out_dir.glob("*.sql")):
+            if stale.stem not in project.models:
+                stale.unlink()
+    manifest = out_dir / MANIFEST_NAME
+    _write_if_changed(manifest, manifest_json(project, batch_id))
+    written.append(manifest)
+    return written
+
+
+def _write_if_changed(path: Path, text: str) -> None:
+    # Leaves the file (and its mtime) alone when nothing changed, which keeps make-style
+    # tooling and editors quiet.
+    if not path.exists() or path.read_text(encoding="utf-8") != text:
+        path.write_text(text, encoding="utf-8", newline="\n")
+
+
+# -- one model ----------------------------------------------------------------------------
+
+
+def render_compiled_model(project: Project, model: ModelSpec, batch_id: int = 0) -> str:
+    """The text of ``target/compiled/<model>.sql``: set-up, per-batch and maintenance SQL."""
+    source = project_path(project, model.file)
+    setup = compile_setup(project, model, location_root=project.root)
+    every = model.config.optimize_every
+    lines = [
+        f"-- Compiled by `runner compile` from {source}. Do not edit: edit the model.",
+        f"-- model {model.name}: stream {model.config.stream} -> {model.target_table}, "
+        f"target {project.target.name}, batch {batch_id}",
+        "-- Table locations are shown relative to the project root; at run time they are absolute.",
+    ]
+    lines += _section("SET-UP: runs once, before the first batch of each start")
+    lines += _statement(setup.create_schema, "always")
+    lines += _statement(setup.create, "when no Delta table exists at the target's location")
+    lines += _statement(setup.attach, "when a Delta table exists there: register it under its name")
+    if setup.properties:
+        lines += _statement(
+            set_properties_statement(project, model, setup.properties),
+            "when the existing table's properties differ (only the differing ones are set)",
+        )
+    lines += _section(f"PER BATCH: the statements of batch {batch_id}, in order")
+    for statement in compile_batch(project, model, batch_id):
+        if statement.phase == "batch":
+            lines += _statement(statement, f"{source}:{statement.line}")
+    maintenance = compile_maintenance(project, model, batch_id)
+    if maintenance:
+        lines += _section(f"MAINTENANCE: {maintenance_schedule(every or 0, batch_id)}")
+        for statement in maintenance:
+            lines += _statement(
+                statement, f"config(optimize_every, zorder_by) at {source}:{model.config_line}"
+            )
+    else:
+        lines += _section("MAINTENANCE: none (the model sets no optimize_every)")
+    return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def maintenance_schedule(every: int, batch_id: int) -> str:
+    """``after every 2nd batch (batch ids 1, 3, 5, ...); not due after batch 0``."""
+    due = [str(every * k - 1) for k in (1, 2, 3)]
+    when = "after every batch" if every == 1 else f"after every {_ordinal(every)} batch"
+    status = "due" if (batch_id + 1) % every == 0 else "not due"
+    return f"{when} (batch ids {', '.join(due)}, ...); {status} after batch {batch_id}"
+
+
+def _ordinal(n: int) -> str:
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
+
+
+def _section(title: str) -> list[str]:
+    return ["", _RULE, f"-- {title}", _RULE]
+
+
+def _statement(statement: CompiledStatement, note: str) -> list[str]:
+    return ["", f"-- {statement.label}: {note}", f"{statement.sql};"]
+
+
+# -- manifest -----------------------------------------------------------------------------
+
+
+def manifest_json(project: Project, batch_id: int = 0) -> str:
+    """The manifest as JSON text: sorted keys, two-space indent, trailing newline."""
+    return json.dumps(build_manifest(project, batch_id), indent=2, sort_keys=True, default=str) + (
+        "\n"
+    )
+
+
+def build_manifest(project: Project, batch_id: int = 0) -> dict[str, Any]:
+    """Models, streams, target tables, dependencies and config of the project, as plain data."""
+    target = project.target
+    return {
+        "manifest_version": MANIFEST_VERSION,
+        "project": {"name": project.name, "vars": project.vars},
+        "batch_id": batch_id,
+        "target": {
+            "name": target.name,
+            "master": target.master,
+            "warehouse": project_path(project, target.warehouse),
+            "checkpoints": project_path(project, target.checkpoint_root),
+            "spark_conf": target.spark_conf,
+        },
+        "models": {name: _model_entry(project, m) for name, m in project.models.items()},
+        "streams": {
+            name: {
+                "file": project_path(project, s.file),
+                "format": s.format,
+                "path": project_path(project, s.path) if s.path else None,
+                "schema": s.columns_ddl,
+                "options": s.options,
+                "trigger": asdict(s.trigger),
+            }
+            for name, s in project.streams.items()
+        },
+        "targets": {m.target_table: _target_entry(project, m) for m in project.models.values()},
+    }
+
+
+def _model_entry(project: Project, model: ModelSpec) -> dict[str, Any]:
+    return {
+        "file": project_path(project, model.file),
+        "compiled": (COMPILED_DIR / f"{model.name}.sql").as_posix(),
+        "stream": model.config.stream,
+        "target": model.target_table,
+        "config": asdict(model.config),
+        "depends_on": {"models": sorted(model.refs), "streams": [model.config.stream]},
+        "checkpoint": project_path(project, project.target.checkpoint_for(model.name)),
+    }
+
+
+def _target_entry(project: Project, model: ModelSpec) -> dict[str, Any]:
+    try:
+        columns: list[str] | None = target_columns(project, model)
+    except RunnerError:
+        columns = None
+    location = project.target.table_location(model.target_table)
+    return {
+        "model": model.name,
+        "location": project_path(project, location),
+        "columns": columns,
+        "partitioned_by": model.config.partitioned_by,
+        "table_properties": model.config.table_properties,
+    }
