@@ -31,7 +31,8 @@ class RunnerError(Exception):
     def location(self) -> str | None:
         if self.file is None:
             return None
-        return f"{self.file}:{self.line}" if self.line else str(self.file)
+        shown = _relative_to_cwd(self.file)
+        return f"{shown}:{self.line}" if self.line else str(shown)
 
     def __str__(self) -> str:
         head = f"{self.location}: {self.message}" if self.location else self.message
@@ -41,6 +42,14 @@ class RunnerError(Exception):
         if self.hint:
             parts.append(f"hint: {self.hint}")
         return "\n".join(parts)
+
+
+def _relative_to_cwd(path: Path) -> Path:
+    """Paths under the working directory are shown relative to it, as editors link them."""
+    try:
+        return path.relative_to(Path.cwd())
+    except ValueError:
+        return path
 
 
 class ConfigError(RunnerError):

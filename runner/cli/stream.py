@@ -52,10 +52,11 @@ def _run(
     trigger: TriggerSpec | None,
 ) -> None:
     with reported_errors(debug):
-        from runner.spark.pipeline import session_for, stream_model
-
         project = load(project_dir, target, parse_vars(vars_text))
         model = project.model(model_name)
+
+        from runner.spark.pipeline import session_for, stream_model  # starts no JVM yet
+
         console.print(
             f"[bold]{model.name}[/]: {model.config.stream} -> {model.target_table} "
             f"(target {project.target.name}, {project.target.master})"
@@ -71,11 +72,16 @@ def _run(
             stop.set()
 
         # Installed after the session exists: pyspark's own SIGINT handler cancels jobs mid-batch.
-        signal.signal(signal.SIGINT, request_stop)
-        signal.signal(signal.SIGTERM, request_stop)
-        stopped = stream_model(
-            project, model, trigger=trigger, on_batch=print_batch, stop=stop, spark=spark
-        )
+        previous = {
+            sig: signal.signal(sig, request_stop) for sig in (signal.SIGINT, signal.SIGTERM)
+        }
+        try:
+            stopped = stream_model(
+                project, model, trigger=trigger, on_batch=print_batch, stop=stop, spark=spark
+            )
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
         console.print("stopped cleanly." if stopped else "done: no more input.")
         if stopped:
             raise typer.Exit(0)

@@ -6,6 +6,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from pyspark.errors import StreamingQueryException
 from pyspark.sql import SparkSession
 from pyspark.sql.streaming import StreamingQuery
 
@@ -67,7 +68,10 @@ def wait_for(running: RunningModel, stop: threading.Event | None = None) -> bool
             executor.idle.wait()
             query.stop()
             break
-        query.awaitTermination(0.5)
+        try:
+            query.awaitTermination(0.5)
+        except StreamingQueryException:
+            break  # reported below, from the executor's typed error when there is one
     if executor.failure is not None:
         raise executor.failure
     error = query.exception()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 from pathlib import Path
@@ -47,6 +48,9 @@ def build_session(
     builder = SparkSession.builder.master(target.master).appName(app_name)
     for key, value in session_conf(target, extra_jars).items():
         builder = builder.config(key, value)
+    # py4j logs every exception a foreachBatch function raises, Java stack and all; the runner
+    # reports those itself with the model's file and line.
+    logging.getLogger("py4j.clientserver").setLevel(logging.CRITICAL)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     return spark

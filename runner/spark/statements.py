@@ -7,7 +7,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from py4j.protocol import Py4JError
+from py4j.protocol import Py4JError, Py4JJavaError
 from pyspark.errors import PySparkException
 from pyspark.sql import SparkSession
 
@@ -69,7 +69,7 @@ def run_statement(
 
 def statement_error(statement: CompiledStatement, exc: Exception) -> ModelSqlError:
     """A ModelSqlError naming the model line of the failure and showing the statement."""
-    text = str(exc).strip()
+    text = spark_error_text(exc)
     first = text.splitlines()[0] if text else type(exc).__name__
     first = first.split("; line ")[0]  # the analyzer appends the plan after this
     line = statement.line
@@ -83,6 +83,31 @@ def statement_error(statement: CompiledStatement, exc: Exception) -> ModelSqlErr
         detail="failing statement:\n" + _indent(statement.sql),
         hint="run `runner compile` to read the SQL this model renders",
     )
+
+
+def spark_error_text(exc: BaseException) -> str:
+    """The JVM's message of a Spark error, without the Java stack trace.
+
+    pyspark turns a JVM exception into a Python one by asking Spark for the message of its error
+    class. Spark does not know Delta's error classes, so for some Delta errors that lookup fails
+    and a Py4J error about the lookup comes out instead; the original JVM exception is then the
+    oldest one on the chain of Python exceptions, and its own getMessage() is right.
+    """
+    chain: list[BaseException] = []
+    seen: BaseException | None = exc
+    while seen is not None and seen not in chain:
+        chain.append(seen)
+        seen = seen.__cause__ or seen.__context__
+    if isinstance(exc, PySparkException):
+        return str(exc).strip()
+    java_errors = [e for e in chain if isinstance(e, Py4JJavaError)]
+    if java_errors:
+        original = java_errors[-1].java_exception
+        try:
+            return str(original.getMessage()).strip()
+        except Py4JError:
+            return str(original.toString()).strip()
+    return str(exc).strip()
 
 
 def _indent(sql: str) -> str:

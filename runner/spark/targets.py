@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from delta.tables import DeltaTable
 from pyspark.sql import SparkSession
 
 from runner.compile import compile_setup, set_properties_statement
 from runner.config import ModelSpec
+from runner.errors import ConfigError
 from runner.project import Project
 from runner.spark.statements import StatementResult, run_statement
 
@@ -20,6 +23,7 @@ def ensure_target(spark: SparkSession, project: Project, model: ModelSpec) -> li
     """
     setup = compile_setup(project, model)
     results = [run_statement(spark, setup.create_schema)]
+    _forget_stale_registration(spark, model, setup.table, setup.location)
     if not DeltaTable.isDeltaTable(spark, str(setup.location)):
         results.append(run_statement(spark, setup.create))
         return results
@@ -31,3 +35,29 @@ def ensure_target(spark: SparkSession, project: Project, model: ModelSpec) -> li
     if missing:
         results.append(run_statement(spark, set_properties_statement(project, model, missing)))
     return results
+
+
+def _forget_stale_registration(
+    spark: SparkSession, model: ModelSpec, table: str, location: Path
+) -> None:
+    """The name may already be registered in this session for another location (another
+    project, or a target whose warehouse moved). An external registration is only a name, so
+    it is dropped (the data stays); a managed table of that name is never touched."""
+    if not spark.catalog.tableExists(table):
+        return
+    details = {
+        row["col_name"]: row["data_type"]
+        for row in spark.sql(f"DESCRIBE TABLE EXTENDED {table}").collect()
+    }
+    registered = details.get("Location", "").removeprefix("file:")
+    if Path(registered) == location:
+        return
+    if details.get("Type", "").upper() != "EXTERNAL":
+        raise ConfigError(
+            f"table {table} already exists as a {details.get('Type', '?')} table at "
+            f"{registered}, not at the model's location {location}",
+            file=model.file,
+            line=model.config_line,
+            hint="choose another target name in config(), or drop that table yourself",
+        )
+    spark.sql(f"DROP TABLE {table}")

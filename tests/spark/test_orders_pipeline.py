@@ -1,0 +1,182 @@
+"""The example model end to end on real Spark and Delta, through `runner run`."""
+
+from __future__ import annotations
+
+import shutil
+from datetime import datetime
+from decimal import Decimal
+from pathlib import Path
+
+from pyspark.sql import SparkSession
+
+from tests.conftest import land_events, write_project
+from tests.spark.conftest import rows_of
+
+SAMPLE = Path(__file__).resolve().parents[2] / "sample_data" / "orders"
+
+
+def land_sample(project: Path, names: list[str]) -> None:
+    for name in names:
+        lines = (SAMPLE / name).read_text().splitlines()
+        land_events(project / "target" / "landing" / "orders", name, lines)
+
+
+def t(hhmm: str) -> datetime:
+    return datetime.fromisoformat(f"2024-01-01T{hhmm}:00")
+
+
+EXPECTED_ORDERS = [
+    # o1: a duplicate key in batch 0 collapsed (paid 10:05 wins), then shipped at 12:00
+    ("o1", "c1", "shipped", Decimal("10.00"), t("12:00")),
+    # o2: shipped at 11:00 is kept; the late 'paid' at 10:30 (batch 2) does not overwrite it
+    ("o2", "c2", "shipped", Decimal("25.50"), t("11:00")),
+    # o3 deleted in batch 1; o4 deleted in batch 3; o6 inserted and deleted inside batch 3
+    ("o5", "c3", "paid", Decimal("5.00"), t("12:30")),
+]
+
+
+def test_example_streams_four_batches_into_delta(spark: SparkSession, cli, example_project):
+    land_sample(example_project, ["001.json", "002.json", "003.json", "004.json"])
+
+    result = cli("run", "--model", "orders_merge", "--project-dir", example_project)
+
+    assert result.exit_code == 0, result.output
+    for batch_id in range(4):
+        assert f"orders_merge batch {batch_id}:" in result.output
+    assert "batch 0: inserted 3, updated 0, deleted 0" in result.output
+    assert rows_of(spark, "silver.orders", "order_id") == EXPECTED_ORDERS
+
+    history = spark.sql("DESCRIBE HISTORY silver.orders").collect()
+    operations = [row["operation"] for row in sorted(history, key=lambda r: r["version"])]
+    assert operations[0] == "CREATE TABLE"
+    assert operations.count("MERGE") == 4
+    assert operations.count("OPTIMIZE") == 2  # optimize_every=2: after batches 1 and 3
+    optimize = next(r for r in history if r["operation"] == "OPTIMIZE")
+    assert optimize["operationParameters"]["zOrderBy"] == '["customer_id"]'
+
+    changes = spark.sql(
+        "SELECT order_id, _change_type, status FROM table_changes('silver.orders', 1)"
+    ).collect()
+    kinds = {(r["order_id"], r["_change_type"]) for r in changes}
+    assert ("o3", "insert") in kinds and ("o3", "delete") in kinds
+    assert ("o2", "update_postimage") in kinds
+    assert ("o4", "delete") in kinds
+    assert not any(order == "o6" for order, _ in kinds)  # never reached the table
+    late = [r for r in changes if r["order_id"] == "o2" and r["status"] == "paid"]
+    assert late == [], "the late, older o2 event must not appear as a change"
+
+
+def test_one_run_per_file_resumes_from_checkpoint(spark: SparkSession, cli, example_project):
+    for name in ["001.json", "002.json", "003.json", "004.json"]:
+        land_sample(example_project, [name])
+        result = cli("run", "--model", "orders_merge", "--project-dir", example_project)
+        assert result.exit_code == 0, result.output
+        assert result.output.count("orders_merge batch") == 1  # only the new file
+    assert rows_of(spark, "silver.orders", "order_id") == EXPECTED_ORDERS
+
+    versions_before = spark.sql("DESCRIBE HISTORY silver.orders").count()
+    again = cli("run", "--model", "orders_merge", "--project-dir", example_project)
+    assert again.exit_code == 0 and "batch" not in again.output.split("\n", 1)[1]
+    assert spark.sql("DESCRIBE HISTORY silver.orders").count() == versions_before
+
+
+TOTALS_MODEL = """{{ config(stream='orders', target='gold.customer_totals',
+                    unique_key='customer_id', columns='customer_id STRING, total DECIMAL(12,2)') }}
+CREATE OR REPLACE TEMPORARY VIEW batch_totals AS
+SELECT customer_id, SUM(amount) AS amount FROM {{ batch }} GROUP BY customer_id;
+
+MERGE INTO {{ this }} AS t
+USING batch_totals AS s
+ON t.customer_id = s.customer_id
+WHEN MATCHED THEN UPDATE SET t.total = t.total + s.amount
+WHEN NOT MATCHED THEN INSERT (customer_id, total) VALUES (s.customer_id, s.amount);
+"""
+
+
+def event(order: str, customer: str, amount: str, hhmm: str) -> str:
+    return (
+        f'{{"order_id": "{order}", "customer_id": "{customer}", "status": "created", '
+        f'"amount": {amount}, "updated_at": "2024-01-01T{hhmm}:00", "op": "U"}}'
+    )
+
+
+def test_replayed_batch_is_not_applied_twice(spark: SparkSession, cli, tmp_path: Path):
+    """Spark replays a batch whose commit never reached the checkpoint (a crash after the MERGE);
+    Delta's idempotent-write settings make the replayed MERGE a no-op."""
+    project = write_project(tmp_path / "totals", {"customer_totals": TOTALS_MODEL})
+    landing = project / "landing" / "orders"
+    land_events(
+        landing, "1.json", [event("o1", "c1", "10", "10:00"), event("o2", "c2", "5", "10:00")]
+    )
+    land_events(landing, "2.json", [event("o3", "c1", "2.5", "11:00")])
+    assert cli("run", "--model", "customer_totals", "--project-dir", project).exit_code == 0
+    expected = [("c1", Decimal("12.50")), ("c2", Decimal("5.00"))]
+    assert rows_of(spark, "gold.customer_totals", "customer_id") == expected
+
+    # Forget that batch 1 finished: as if the process died between the MERGE and the commit.
+    commits = project / "target" / "checkpoints" / "customer_totals" / "commits"
+    (commits / "1").unlink()
+    for crc in commits.glob(".1.crc"):
+        crc.unlink()
+    replay = cli("run", "--model", "customer_totals", "--project-dir", project)
+
+    assert replay.exit_code == 0, replay.output
+    assert "customer_totals batch 1" in replay.output
+    assert "already applied, skipped: batch[1]" in replay.output
+    assert rows_of(spark, "gold.customer_totals", "customer_id") == expected
+
+
+BROKEN_MERGE = """{{ config(stream='orders', target='silver.broken', unique_key='order_id') }}
+
+MERGE INTO {{ this }} AS t
+USING {{ batch }} AS s
+ON t.order_id = s.order_id
+WHEN MATCHED THEN UPDATE SET t.status = s.state
+WHEN NOT MATCHED THEN INSERT *;
+"""
+
+
+def test_spark_sql_error_names_model_line_and_loses_no_data(
+    spark: SparkSession, cli, tmp_path: Path
+):
+    project = write_project(tmp_path / "broken", {"broken": BROKEN_MERGE})
+    land_events(project / "landing" / "orders", "1.json", [event("o1", "c1", "1", "10:00")])
+
+    result = cli("run", "--model", "broken", "--project-dir", project)
+
+    assert result.exit_code == 1
+    stderr = result.stderr
+    model_file = project / "models" / "broken.sql"
+    assert f"{model_file}:6:" in stderr  # the line with s.state
+    assert "Cannot resolve s.state" in stderr
+    assert "WHEN MATCHED THEN UPDATE SET t.status = s.state" in stderr  # the failing statement
+    for noise in ("Traceback", "py4j", "at org.apache", "Py4JJavaError"):
+        assert noise not in stderr
+    assert spark.table("silver.broken").count() == 0
+
+    # Fix the model: the batch that failed is processed on the next run; nothing was lost.
+    model_file.write_text(BROKEN_MERGE.replace("s.state", "s.status"))
+    fixed = cli("run", "--model", "broken", "--project-dir", project)
+    assert fixed.exit_code == 0, fixed.stderr
+    assert [r["order_id"] for r in spark.table("silver.broken").collect()] == ["o1"]
+
+
+def test_existing_target_is_attached_and_missing_properties_set(
+    spark: SparkSession, cli, example_project
+):
+    land_sample(example_project, ["001.json"])
+    assert cli("run", "--model", "orders_merge", "--project-dir", example_project).exit_code == 0
+    location = example_project / "target" / "local" / "warehouse" / "silver" / "orders"
+    spark.sql(f"ALTER TABLE delta.`{location}` UNSET TBLPROPERTIES ('delta.enableChangeDataFeed')")
+    spark.sql("DROP TABLE silver.orders")  # a new session knows no table names
+
+    land_sample(example_project, ["002.json"])
+    result = cli("run", "--model", "orders_merge", "--project-dir", example_project)
+
+    assert result.exit_code == 0, result.output
+    properties = {
+        r["key"]: r["value"] for r in spark.sql("SHOW TBLPROPERTIES silver.orders").collect()
+    }
+    assert properties["delta.enableChangeDataFeed"] == "true"
+    assert spark.table("silver.orders").count() == 3  # o1, o2, o4 (o3 deleted in batch 1)
+    assert shutil.which("java")

@@ -1,0 +1,63 @@
+"""The CLI without a JVM: help texts, and errors that stop before Spark starts."""
+
+import subprocess
+import sys
+
+import pytest
+from typer.testing import CliRunner
+
+from runner.cli.app import app
+
+runner = CliRunner()
+
+
+def command_names() -> list[str]:
+    import typer.main
+
+    group = typer.main.get_command(app)
+    return sorted(group.commands)  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("command", command_names())
+def test_every_option_has_help_with_an_example(command: str) -> None:
+    import typer.main
+
+    click_command = typer.main.get_command(app).commands[command]  # type: ignore[attr-defined]
+    assert "Example" in (click_command.help or ""), f"{command}: its help needs an example"
+    for param in click_command.params:
+        if param.name in ("help", "debug"):
+            continue
+        assert "Example" in (getattr(param, "help", "") or ""), f"{command} --{param.name}"
+
+
+def test_jinja_error_is_reported_with_file_and_line_before_spark(project_factory) -> None:
+    root = project_factory(
+        {"bad": "{{ config(stream='orders', target='s.t') }}\nSELECT {{ oops }};\n"}
+    )
+    result = runner.invoke(app, ["run", "--model", "bad", "--project-dir", str(root)])
+    assert result.exit_code == 1
+    assert f"{root / 'models' / 'bad.sql'}:2: undefined name in template" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_a_bad_model_stops_the_command_before_pyspark_is_imported(project_factory) -> None:
+    root = project_factory({"bad": "{{ config(stream='orders', target='s.t') }}\n{% if %}\n"})
+    code = (
+        "import sys\n"
+        "from runner.cli.app import app\n"
+        "try:\n"
+        f"    app(['run', '--model', 'bad', '--project-dir', {str(root)!r}])\n"
+        "except SystemExit as exit:\n"
+        "    assert exit.code == 1, exit.code\n"
+        "assert 'pyspark' not in sys.modules, 'pyspark was imported'\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert "bad.sql:2: Jinja syntax error" in done.stderr
+
+
+def test_unknown_model_exits_2_and_lists_models(example_project) -> None:
+    result = runner.invoke(app, ["run", "-m", "nope", "-p", str(example_project)])
+    assert result.exit_code == 2
+    assert "no model named 'nope'" in result.stderr
+    assert "orders_merge" in result.stderr
