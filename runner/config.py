@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from runner.errors import ConfigError
+from runner.kafka.spec import KafkaSpec
 
 # Source formats with a fixed schema, and the formats that read files from a path.
 FIXED_SCHEMAS = {
@@ -17,7 +18,8 @@ FIXED_SCHEMAS = {
     "rate-micro-batch": "timestamp TIMESTAMP, value BIGINT",
 }
 FILE_FORMATS = ("json", "csv", "parquet")
-SOURCE_FORMATS = (*FILE_FORMATS, *FIXED_SCHEMAS)
+KAFKA_FORMAT = "kafka"
+SOURCE_FORMATS = (*FILE_FORMATS, *FIXED_SCHEMAS, KAFKA_FORMAT)
 TRIGGER_KINDS = ("processing_time", "available_now")
 
 
@@ -60,6 +62,7 @@ class StreamSpec:
     schema: str | None
     options: dict[str, str]
     trigger: TriggerSpec
+    kafka: KafkaSpec | None = None  # format kafka: servers, topics, value format (schema above)
 
     @property
     def columns_ddl(self) -> str | None:

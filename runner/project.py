@@ -16,6 +16,7 @@ import yaml
 from runner.config import (
     FILE_FORMATS,
     FIXED_SCHEMAS,
+    KAFKA_FORMAT,
     SOURCE_FORMATS,
     ModelConfig,
     ModelSpec,
@@ -26,6 +27,7 @@ from runner.config import (
 )
 from runner.ddl import column_names
 from runner.errors import ConfigError, TemplateError
+from runner.kafka.spec import build_kafka_spec
 from runner.templating.context import ConfigProxy, PendingRelation, Relation, model_context
 from runner.templating.environment import TemplateEnvironment
 from runner.yaml_loader import YamlMap, load_yaml
@@ -205,6 +207,9 @@ def _stream_spec(name: str, raw: YamlMap, file: Path, root: Path) -> StreamSpec:
             line=raw.line_of("schema"),
         )
     options = {str(k): _conf_value(v) for k, v in raw.child("options").items()}
+    kafka = build_kafka_spec(name, raw, file, options) if fmt == KAFKA_FORMAT else None
+    if kafka is not None:
+        schema = kafka.value_schema
     return StreamSpec(
         name=name,
         file=file,
@@ -214,6 +219,7 @@ def _stream_spec(name: str, raw: YamlMap, file: Path, root: Path) -> StreamSpec:
         schema=str(schema) if schema else None,
         options=options,
         trigger=_trigger_spec(name, raw, file),
+        kafka=kafka,
     )
 
 

@@ -7,15 +7,27 @@ from collections.abc import Callable
 
 from pyspark.sql import SparkSession
 
-from runner.config import ModelSpec, TriggerSpec
+from runner.config import KAFKA_FORMAT, ModelSpec, TriggerSpec
 from runner.project import Project
 from runner.spark.batch import BatchReport
+from runner.spark.jars import pyspark_version
+from runner.spark.kafka_source import connector_coordinates
 from runner.spark.query import start_model, wait_for
 from runner.spark.session import build_session
 
 
 def session_for(project: Project) -> SparkSession:
-    return build_session(project.target, app_name=f"runner:{project.name}")
+    return build_session(
+        project.target, app_name=f"runner:{project.name}", extra_jars=extra_jars_for(project)
+    )
+
+
+def extra_jars_for(project: Project) -> list[str]:
+    """Maven coordinates the project's sources need beyond Delta: Spark's Kafka connector when
+    a stream reads Kafka (so projects without Kafka do not download it)."""
+    if any(stream.format == KAFKA_FORMAT for stream in project.streams.values()):
+        return connector_coordinates(pyspark_version())
+    return []
 
 
 def stream_model(

@@ -8,8 +8,9 @@ from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
 
-from runner.config import FILE_FORMATS, StreamSpec, TriggerSpec
+from runner.config import FILE_FORMATS, KAFKA_FORMAT, StreamSpec, TriggerSpec
 from runner.errors import ConfigError
+from runner.spark import kafka_source
 
 
 @dataclass(frozen=True)
@@ -18,10 +19,15 @@ class BatchSourceContext:
 
     model_name: str
     warehouse: Path
+    # The streaming query's id (checkpoint metadata), for idempotent source-side writes; when
+    # None, the Kafka source reads it from the Spark thread running the batch.
+    query_id: str | None = None
 
 
 def read_stream(spark: SparkSession, stream: StreamSpec) -> DataFrame:
     """The streaming DataFrame a model's micro-batches come from."""
+    if stream.format == KAFKA_FORMAT:
+        return kafka_source.read_kafka_stream(spark, stream)
     reader = spark.readStream.format(stream.format).options(**stream.options)
     if stream.format in FILE_FORMATS:
         assert stream.path is not None and stream.schema is not None  # validated at load
@@ -36,10 +42,26 @@ def prepare_batch(
 ) -> DataFrame:
     """Source-specific work on a micro-batch before the model sees it.
 
-    File, rate and Delta sources pass the batch through. (Kafka parses values here and sends
-    malformed records to the quarantine table.)
+    File, rate and Delta sources pass the batch through. Kafka parses values with the stream's
+    schema and sends malformed records to the quarantine table (runner/spark/kafka_source.py).
     """
+    if stream.format == KAFKA_FORMAT:
+        return kafka_source.prepare_kafka_batch(
+            stream, batch_df, batch_id, context.model_name, context.warehouse, context.query_id
+        )
     return batch_df
+
+
+def batch_source_metrics(stream: StreamSpec, context: BatchSourceContext) -> dict[str, int]:
+    """Counts of the source-side work on the model's latest batch, for its metrics.
+
+    Kafka: ``rows_read``, ``rows_parsed`` and ``rows_quarantined``. Other sources: nothing.
+    Call it after ``prepare_batch``, in the same process.
+    """
+    if stream.format == KAFKA_FORMAT:
+        result = kafka_source.last_batch_result(context.model_name)
+        return result.as_metrics() if result is not None else {}
+    return {}
 
 
 def trigger_kwargs(trigger: TriggerSpec, stream: StreamSpec | None = None) -> dict[str, Any]:

@@ -1,0 +1,283 @@
+"""The Kafka source: ``readStream`` from a topic, and per batch, JSON values parsed with the
+stream's schema and malformed records sent to a quarantine Delta table.
+
+What a model sees
+    The value's columns (``value.schema`` of the stream) plus ``kafka_key`` (STRING),
+    ``kafka_topic``, ``kafka_partition``, ``kafka_offset`` and ``kafka_timestamp``.
+
+What is malformed (checked in this order; the first that applies is the ``reason``)
+    ``null value``           the record's value is null (a tombstone)
+    ``invalid JSON``         the value is not JSON at all (or is empty)
+    ``not a JSON object``    valid JSON, but an array, a string, a number or ``null``
+    ``schema mismatch: ...`` a field is there but cannot be read as its declared type, for
+                             example ``"amount": "twelve"`` for a DECIMAL, ``"updated_at":
+                             "yesterday"`` for a TIMESTAMP, a number too large for its DECIMAL.
+                             Detected with ``from_json`` in PERMISSIVE mode and a
+                             ``_corrupt_record`` column; the reason names the fields whose raw
+                             text is present but whose parsed value is null.
+    ``missing required field(s): ...``  a column in ``value.required`` is absent or null.
+    Spark's JSON reader coerces what it can, and such values are *not* malformed: a number
+    for a STRING column ('5'), a numeric string for a DECIMAL ("12.5"), epoch seconds for a
+    TIMESTAMP. Fields the schema does not declare are ignored.
+
+Where malformed records go
+    A Delta table at ``<warehouse>/_quarantine/<model>``, registered as
+    ``quarantine.<model>``, one row per record: model, batch_id, topic, partition, offset,
+    timestamp, key, value (the raw value as a string), reason, quarantined_at. The write is
+    idempotent per batch (Delta's txnAppId / txnVersion, the app id derived from the streaming
+    query's id as for the model's MERGE), so a batch Spark replays after a crash does not
+    quarantine its records twice. The good rows of the same batch go on to the model.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from pyspark import StorageLevel
+from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql.types import StringType, StructType, _parse_datatype_string
+
+from runner.config import StreamSpec
+from runner.errors import ConfigError, RunnerError
+from runner.kafka.spec import KAFKA_COLUMNS, KafkaSpec
+
+QUARANTINE_SCHEMA = "quarantine"
+QUARANTINE_COLUMNS = (
+    "model STRING, batch_id BIGINT, topic STRING, `partition` INT, `offset` BIGINT, "
+    "`timestamp` TIMESTAMP, key STRING, value STRING, reason STRING, quarantined_at TIMESTAMP"
+)
+CORRUPT_COLUMN = "_corrupt_record"
+QUERY_ID_PROPERTY = "sql.streaming.queryId"  # set by Spark on the thread running a batch
+# Every dependency but the broker: the Spark side of Kafka, as Maven coordinates.
+# The token provider is pinned to 4.0.0, the newest on Maven Central as reachable here; its few
+# classes (KafkaConfigUpdater, KafkaTokenUtil) are unchanged and work with Spark 4.2's source.
+TOKEN_PROVIDER_VERSION = "4.0.0"
+
+
+def connector_coordinates(spark_version: str) -> list[str]:
+    """Maven coordinates of Spark's Kafka source for ``spark_version`` (pyspark's)."""
+    return [
+        f"org.apache.spark:spark-sql-kafka-0-10_2.13:{spark_version}",
+        f"org.apache.spark:spark-token-provider-kafka-0-10_2.13:{TOKEN_PROVIDER_VERSION}",
+    ]
+
+
+@dataclass(frozen=True)
+class KafkaBatchResult:
+    """What parsing one micro-batch did: counts for the batch's metrics."""
+
+    model: str
+    batch_id: int
+    rows_read: int
+    rows_quarantined: int
+
+    @property
+    def rows_parsed(self) -> int:
+        return self.rows_read - self.rows_quarantined
+
+    def as_metrics(self) -> dict[str, int]:
+        return {
+            "rows_read": self.rows_read,
+            "rows_parsed": self.rows_parsed,
+            "rows_quarantined": self.rows_quarantined,
+        }
+
+
+class QuarantineError(RunnerError):
+    """Malformed records could not be written to the quarantine table."""
+
+
+# model name -> the last batch's result / its cached parse (unpersisted when the next comes).
+_results: dict[str, KafkaBatchResult] = {}
+_cached: dict[str, DataFrame] = {}
+_registered: set[tuple[str, str]] = set()  # (Spark application id, quarantine location)
+
+
+def read_kafka_stream(spark: SparkSession, stream: StreamSpec) -> DataFrame:
+    """``spark.readStream.format('kafka')`` with the stream's servers, topics and offsets; the
+    stream's ``options`` are passed through as they are (they may add ``kafka.*`` settings)."""
+    kafka = _kafka(stream)
+    options = {**kafka.source_options(), **stream.options}
+    return spark.readStream.format("kafka").options(**options).load()
+
+
+def quarantine_location(warehouse: Path, model_name: str) -> Path:
+    return warehouse / "_quarantine" / model_name
+
+
+def quarantine_table(model_name: str) -> str:
+    return f"{QUARANTINE_SCHEMA}.`{model_name}`"
+
+
+def prepare_kafka_batch(
+    stream: StreamSpec,
+    batch_df: DataFrame,
+    batch_id: int,
+    model_name: str,
+    warehouse: Path,
+    query_id: str | None = None,
+) -> DataFrame:
+    """Parse the batch's values; quarantine the malformed ones; return the good rows.
+
+    The parsed batch is cached (Kafka is read once, not once per action) until the same
+    model's next batch. The counts are kept for ``last_batch_result``.
+    """
+    kafka = _kafka(stream)
+    session = batch_df.sparkSession
+    parsed = _parse(batch_df, kafka).persist(StorageLevel.MEMORY_AND_DISK)
+    previous = _cached.pop(model_name, None)
+    if previous is not None:
+        previous.unpersist()
+    _cached[model_name] = parsed
+
+    counts = parsed.agg(F.count(F.lit(1)).alias("read"), F.count("_reason").alias("bad")).collect()[
+        0
+    ]
+    rows_read, rows_bad = int(counts["read"]), int(counts["bad"])
+    location = quarantine_location(warehouse, model_name)
+    _ensure_quarantine_table(session, model_name, location)
+    if rows_bad:
+        app_id = f"{query_id or _query_id(session, model_name)}:{model_name}:quarantine"
+        _write_quarantine(parsed, model_name, batch_id, location, app_id)
+    _results[model_name] = KafkaBatchResult(model_name, batch_id, rows_read, rows_bad)
+
+    names = [field.name for field in _value_schema(kafka).fields]
+    return parsed.where(F.col("_reason").isNull()).select(
+        *[F.col(f"_parsed.`{name}`").alias(name) for name in names],
+        *[F.col(f"_kafka_{column[len('kafka_') :]}").alias(column) for column in KAFKA_COLUMNS],
+    )
+
+
+def last_batch_result(model_name: str) -> KafkaBatchResult | None:
+    """The counts of the latest batch of ``model_name`` parsed in this process."""
+    return _results.get(model_name)
+
+
+# -- parsing -------------------------------------------------------------------------------
+
+
+def _parse(batch_df: DataFrame, kafka: KafkaSpec) -> DataFrame:
+    schema = _value_schema(kafka)
+    with_corrupt = StructType([*schema.fields]).add(CORRUPT_COLUMN, StringType())
+    options = {"mode": "PERMISSIVE", "columnNameOfCorruptRecord": CORRUPT_COLUMN}
+    value = F.col("_kafka_value")
+    frame = batch_df.select(
+        F.col("key").cast("string").alias("_kafka_key"),
+        F.col("value").cast("string").alias("_kafka_value"),
+        F.col("topic").alias("_kafka_topic"),
+        F.col("partition").alias("_kafka_partition"),
+        F.col("offset").alias("_kafka_offset"),
+        F.col("timestamp").alias("_kafka_timestamp"),
+    ).select(
+        "*",
+        F.from_json(value, with_corrupt, options).alias("_parsed"),
+        # Every top-level field's raw text: tells "absent" from "present but not readable".
+        F.from_json(value, "MAP<STRING, STRING>").alias("_raw_fields"),
+        F.get_json_object(value, "$").alias("_json"),
+    )
+    return frame.withColumn("_reason", _reason(schema, kafka.required)).drop("_raw_fields", "_json")
+
+
+def _reason(schema: StructType, required: tuple[str, ...]) -> Column:
+    """Why a record is malformed, or null when it is good."""
+    value, parsed, raw = F.col("_kafka_value"), F.col("_parsed"), F.col("_raw_fields")
+    unreadable = F.concat_ws(
+        ", ",
+        *[
+            F.when(
+                raw[field.name].isNotNull() & parsed[field.name].isNull(),
+                F.lit(f"{field.name} ({field.dataType.simpleString().upper()})"),
+            )
+            for field in schema.fields
+        ],
+    )
+    mismatch = F.when(
+        parsed[CORRUPT_COLUMN].isNotNull(),
+        F.concat(
+            F.lit("schema mismatch: "),
+            F.when(unreadable != "", unreadable).otherwise(F.lit("not readable as the schema")),
+        ),
+    )
+    missing = F.concat_ws(", ", *[F.when(parsed[name].isNull(), F.lit(name)) for name in required])
+    return (
+        F.when(value.isNull(), F.lit("null value"))
+        .when(F.col("_json").isNull(), F.lit("invalid JSON"))
+        .when(raw.isNull() | parsed.isNull(), F.lit("not a JSON object"))
+        .when(mismatch.isNotNull(), mismatch)
+        .when(missing != "", F.concat(F.lit("missing required field(s): "), missing))
+    )
+
+
+def _value_schema(kafka: KafkaSpec) -> StructType:
+    schema = _parse_datatype_string(kafka.value_schema)
+    assert isinstance(schema, StructType)
+    return schema
+
+
+# -- quarantine ----------------------------------------------------------------------------
+
+
+def _ensure_quarantine_table(session: SparkSession, model_name: str, location: Path) -> None:
+    key = (session.sparkContext.applicationId, str(location))
+    if key in _registered:
+        return
+    session.sql(f"CREATE SCHEMA IF NOT EXISTS {QUARANTINE_SCHEMA}")
+    session.sql(
+        f"CREATE TABLE IF NOT EXISTS {quarantine_table(model_name)} ({QUARANTINE_COLUMNS}) "
+        f"USING DELTA LOCATION '{location}'"
+    )
+    _registered.add(key)
+
+
+def _write_quarantine(
+    parsed: DataFrame, model_name: str, batch_id: int, location: Path, app_id: str
+) -> None:
+    bad = parsed.where(F.col("_reason").isNotNull()).select(
+        F.lit(model_name).alias("model"),
+        F.lit(batch_id).cast("bigint").alias("batch_id"),
+        F.col("_kafka_topic").alias("topic"),
+        F.col("_kafka_partition").alias("partition"),
+        F.col("_kafka_offset").alias("offset"),
+        F.col("_kafka_timestamp").alias("timestamp"),
+        F.col("_kafka_key").alias("key"),
+        F.col("_kafka_value").alias("value"),
+        F.col("_reason").alias("reason"),
+        F.current_timestamp().alias("quarantined_at"),
+    )
+    try:
+        (
+            bad.write.format("delta")
+            .mode("append")
+            .option("txnAppId", app_id)
+            .option("txnVersion", str(batch_id))
+            .save(str(location))
+        )
+    except Exception as exc:  # the JVM error text is what there is to say
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else repr(exc)
+        raise QuarantineError(
+            f"could not write the malformed records of batch {batch_id} of model "
+            f"'{model_name}' to {location}: {first}"
+        ) from None
+
+
+def _query_id(session: SparkSession, model_name: str) -> str:
+    """The streaming query's id (kept in its checkpoint), which Spark sets on the thread that
+    runs the batch. Stable across restarts; new when the checkpoint is reset."""
+    query_id = session.sparkContext.getLocalProperty(QUERY_ID_PROPERTY)
+    if not query_id:
+        raise QuarantineError(
+            f"model '{model_name}': the streaming query id is unknown, so the quarantine write "
+            "cannot be made idempotent",
+            hint="prepare a Kafka batch inside foreachBatch, or pass the query id",
+        )
+    return query_id
+
+
+def _kafka(stream: StreamSpec) -> KafkaSpec:
+    if stream.kafka is None:
+        raise ConfigError(
+            f"stream '{stream.name}' is not a kafka stream", file=stream.file, line=stream.line
+        )
+    return stream.kafka

@@ -1,0 +1,80 @@
+"""End to end: a real broker, 200 order events with malformed ones, `runner run` draining the
+topic into Delta through the Kafka variant of the example model."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from pyspark.sql import SparkSession
+
+from runner.kafka.producer import EXPECTED_REASONS, create_topic, produce
+
+COUNT, SEED, MALFORMED_SHARE, PER_TRIGGER = 200, 7, 0.1, 60
+RUNNER = Path(sys.executable).parent / "runner"  # the installed CLI
+BATCH_LINE = re.compile(
+    r"orders_kafka_merge batch (\d+): inserted (\d+), updated (\d+), deleted (\d+)"
+)
+
+
+def runner_run(project: Path) -> subprocess.CompletedProcess[str]:
+    command = [str(RUNNER), "run", "--model", "orders_kafka_merge"]
+    return subprocess.run(
+        command, cwd=project, capture_output=True, text=True, timeout=300, check=False
+    )
+
+
+def test_runner_run_drains_kafka_into_delta_and_quarantines_the_malformed(
+    broker: str, spark: SparkSession, example_project: Path
+) -> None:
+    create_topic(broker, "orders-e2e", partitions=2)
+    sent = produce(broker, "orders-e2e", COUNT, SEED, MALFORMED_SHARE)
+    assert len(sent.malformed) == 20
+    streams = example_project / "streams" / "orders_kafka.yml"
+    streams.write_text(
+        streams.read_text()
+        .replace("localhost:9092", broker)
+        .replace("topic: orders", "topic: orders-e2e")
+        .replace("max_offsets_per_trigger: 100", f"max_offsets_per_trigger: {PER_TRIGGER}")
+    )
+
+    result = runner_run(example_project)
+
+    assert result.returncode == 0, result.stdout + result.stderr
+    batches = [tuple(map(int, m.groups())) for m in BATCH_LINE.finditer(result.stdout)]
+    assert [b[0] for b in batches] == list(range(len(batches)))
+    assert len(batches) >= COUNT // PER_TRIGGER  # several micro-batches, not one
+
+    warehouse = example_project / "target" / "local" / "warehouse"
+    target = spark.read.format("delta").load(str(warehouse / "silver" / "orders_from_kafka"))
+    expected = sent.expected_state()
+    assert {r["order_id"]: r.asDict() for r in target.collect()} == expected
+
+    # The MERGE counts add up to the rows in the target.
+    inserted, deleted = sum(b[1] for b in batches), sum(b[3] for b in batches)
+    assert inserted - deleted == len(expected)
+
+    quarantine = spark.read.format("delta").load(
+        str(warehouse / "_quarantine" / "orders_kafka_merge")
+    )
+    rows = quarantine.collect()
+    assert len(rows) == len(sent.malformed)  # each exactly once
+    assert {(r["partition"], r["offset"]): r["reason"] for r in rows} == {
+        where: EXPECTED_REASONS[kind] for where, kind in sent.malformed_offsets().items()
+    }
+    values = {(s.partition, s.offset): s.message.value for s in sent.malformed}
+    for r in rows:
+        raw = values[(r["partition"], r["offset"])]
+        assert r["value"] == (None if raw is None else raw.decode())
+        assert r["topic"] == "orders-e2e" and r["model"] == "orders_kafka_merge"
+    # Good + quarantined = everything produced.
+    assert len(sent.good) + len(rows) == COUNT
+
+    # A second run finds nothing new: nothing is merged or quarantined again.
+    again = runner_run(example_project)
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert not BATCH_LINE.search(again.stdout)
+    assert quarantine.count() == len(sent.malformed)
+    assert target.count() == len(expected)

@@ -1,0 +1,129 @@
+"""Parsing a Kafka batch: good rows go on with their Kafka columns, each kind of malformed
+record lands in the quarantine table once, with its reason. Real Spark and Delta; the batch is
+built in the Kafka source's shape, so no broker is needed here."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+from pyspark.sql import SparkSession
+
+from runner.kafka.spec import KafkaSpec
+from runner.spark.kafka_source import (
+    QuarantineError,
+    last_batch_result,
+    prepare_kafka_batch,
+    quarantine_location,
+)
+from runner.spark.sources import BatchSourceContext, batch_source_metrics, prepare_batch
+from tests.conftest import ORDERS_SCHEMA
+
+GOOD = (
+    '{"order_id":"o1","customer_id":"c1","status":"paid","amount":12.5,'
+    '"updated_at":"2024-01-01T10:00:00Z","op":"U"}'
+)
+RECORDS = [  # (value, expected reason or None)
+    (GOOD, None),
+    ('{"order_id":"o2","amount":"7.25","updated_at":1704103200,"op":"I","extra":1}', None),
+    (None, "null value"),
+    ('{"order_id":"o3","amount":', "invalid JSON"),
+    ("", "invalid JSON"),
+    ('[{"order_id":"o4"}]', "not a JSON object"),
+    ('"o5"', "not a JSON object"),
+    ('{"order_id":"o6","amount":"ten","updated_at":"2024-01-01T10:00:00Z","op":"I"}',
+     "schema mismatch: amount (DECIMAL(10,2))"),
+    ('{"order_id":"o7","amount":1,"updated_at":"yesterday","op":"I"}',
+     "schema mismatch: updated_at (TIMESTAMP)"),
+    ('{"order_id":"o8","amount":123456789012.5,"updated_at":"2024-01-01T10:00:00Z","op":"I"}',
+     "schema mismatch: amount (DECIMAL(10,2))"),
+    ('{"order_id":null,"amount":1,"updated_at":"2024-01-01T10:00:00Z","op":"I"}',
+     "missing required field(s): order_id"),
+    ('{"amount":1,"op":"I"}', "missing required field(s): order_id, updated_at"),
+]  # fmt: skip
+
+
+@pytest.fixture
+def stream(example_project: Path):
+    from runner.project import load
+
+    spec = load(example_project).streams["orders_kafka"]
+    assert spec.kafka == KafkaSpec(
+        bootstrap_servers="localhost:9092",
+        topics=("orders",),
+        max_offsets_per_trigger=100,
+        value_schema=ORDERS_SCHEMA,
+        required=("order_id", "updated_at", "op"),
+    )
+    return spec
+
+
+def kafka_batch(spark: SparkSession, records: list[tuple[str | None, str | None]]):
+    rows = [
+        (f"k{i}".encode(), None if v is None else v.encode(), "orders", 0, 100 + i,
+         datetime(2024, 1, 2, 0, 0, i))
+        for i, (v, _) in enumerate(records)
+    ]  # fmt: skip
+    return spark.createDataFrame(
+        rows,
+        "key BINARY, value BINARY, topic STRING, partition INT, offset BIGINT, timestamp TIMESTAMP",
+    )
+
+
+def test_malformed_records_are_quarantined_with_their_reason(spark, stream, tmp_path) -> None:
+    context = BatchSourceContext("kq", tmp_path / "warehouse", query_id="query-1")
+    good = prepare_batch(stream, kafka_batch(spark, RECORDS), 0, context)
+
+    assert good.columns == [
+        *["order_id", "customer_id", "status", "amount", "updated_at", "op"],
+        *["kafka_key", "kafka_topic", "kafka_partition", "kafka_offset", "kafka_timestamp"],
+    ]
+    rows = sorted(tuple(r) for r in good.collect())
+    assert rows == [
+        ("o1", "c1", "paid", Decimal("12.50"), datetime(2024, 1, 1, 10), "U",
+         "k0", "orders", 0, 100, datetime(2024, 1, 2, 0, 0, 0)),
+        ("o2", None, None, Decimal("7.25"), datetime(2024, 1, 1, 10), "I",
+         "k1", "orders", 0, 101, datetime(2024, 1, 2, 0, 0, 1)),
+    ]  # fmt: skip
+
+    quarantined = spark.read.format("delta").load(
+        str(quarantine_location(tmp_path / "warehouse", "kq"))
+    )
+    by_offset = {r["offset"]: r for r in quarantined.collect()}
+    expected = {100 + i: reason for i, (_, reason) in enumerate(RECORDS) if reason}
+    assert {o: r["reason"] for o, r in by_offset.items()} == expected
+    sample = by_offset[103]
+    assert (sample["model"], sample["batch_id"], sample["topic"], sample["partition"]) == (
+        "kq",
+        0,
+        "orders",
+        0,
+    )
+    assert (sample["key"], sample["value"]) == ("k3", '{"order_id":"o3","amount":')
+    assert by_offset[102]["value"] is None and by_offset[102]["quarantined_at"] is not None
+    assert spark.table("quarantine.kq").count() == len(expected)  # registered in the catalog
+
+    result = last_batch_result("kq")
+    assert (result.batch_id, result.rows_read, result.rows_quarantined) == (0, 12, 10)
+    assert batch_source_metrics(stream, context) == {
+        "rows_read": 12, "rows_parsed": 2, "rows_quarantined": 10,
+    }  # fmt: skip
+
+
+def test_a_replayed_batch_is_not_quarantined_twice(spark, stream, tmp_path) -> None:
+    warehouse = tmp_path / "warehouse"
+    batch = kafka_batch(spark, RECORDS[:4])
+    for batch_id, query_id in [(0, "q-a"), (0, "q-a"), (1, "q-a"), (1, "q-a")]:
+        prepare_kafka_batch(stream, batch, batch_id, "kr", warehouse, query_id)
+    table = spark.read.format("delta").load(str(quarantine_location(warehouse, "kr")))
+    assert sorted(r["batch_id"] for r in table.collect()) == [0, 0, 1, 1]
+    # A reset checkpoint is a new query: its batch 0 is new input, quarantined again.
+    prepare_kafka_batch(stream, batch, 0, "kr", warehouse, "q-b")
+    assert table.count() == 6
+
+
+def test_without_a_query_id_outside_a_stream_it_refuses(spark, stream, tmp_path) -> None:
+    with pytest.raises(QuarantineError, match="query id is unknown"):
+        prepare_kafka_batch(stream, kafka_batch(spark, RECORDS[2:3]), 0, "kn", tmp_path)
