@@ -69,7 +69,7 @@ def write_compiled(
             if stale.stem not in project.models:
                 stale.unlink()
     manifest = out_dir / MANIFEST_NAME
-    _write_if_changed(manifest, manifest_json(project, batch_id))
+    _write_if_changed(manifest, manifest_json(project))
     written.append(manifest)
     return written
 
@@ -144,20 +144,20 @@ def _statement(statement: CompiledStatement, note: str) -> list[str]:
 # -- manifest -----------------------------------------------------------------------------
 
 
-def manifest_json(project: Project, batch_id: int = 0) -> str:
+def manifest_json(project: Project) -> str:
     """The manifest as JSON text: sorted keys, two-space indent, trailing newline."""
-    return json.dumps(build_manifest(project, batch_id), indent=2, sort_keys=True, default=str) + (
-        "\n"
-    )
+    return json.dumps(build_manifest(project), indent=2, sort_keys=True, default=str) + "\n"
 
 
-def build_manifest(project: Project, batch_id: int = 0) -> dict[str, Any]:
-    """Models, streams, target tables, dependencies and config of the project, as plain data."""
+def build_manifest(project: Project) -> dict[str, Any]:
+    """Models, streams, target tables, dependencies and config of the project, as plain data.
+
+    It describes the project, not one batch (the batch id is in each compiled file's header),
+    so ``--select`` and ``--batch-id`` never leave it inconsistent with the files beside it."""
     target = project.target
     return {
         "manifest_version": MANIFEST_VERSION,
         "project": {"name": project.name, "vars": project.vars},
-        "batch_id": batch_id,
         "target": {
             "name": target.name,
             "master": target.master,
