@@ -21,6 +21,7 @@ FILE_FORMATS = ("json", "csv", "parquet")
 KAFKA_FORMAT = "kafka"
 SOURCE_FORMATS = (*FILE_FORMATS, *FIXED_SCHEMAS, KAFKA_FORMAT)
 TRIGGER_KINDS = ("processing_time", "available_now")
+LINT_SEVERITIES = ("error", "warning")
 
 
 @dataclass(frozen=True)
@@ -120,6 +121,16 @@ class ModelSpec:
     def batch_view(self) -> str:
         """The temp view name the micro-batch is registered under."""
         return f"{self.name}__batch"
+
+
+@dataclass(frozen=True)
+class LintSettings:
+    """project.yml's ``lint:`` key: per-rule severity overrides and disabled rules."""
+
+    severity: dict[str, str] = field(default_factory=dict)  # rule code -> 'error' | 'warning'
+    disable: tuple[str, ...] = ()
+    file: Path | None = None  # project.yml, for errors about unknown rule codes
+    lines: dict[str, int] = field(default_factory=dict)  # rule code -> line that names it
 
 
 def split_table_name(table: str) -> tuple[str, str]:

@@ -17,7 +17,9 @@ from runner.config import (
     FILE_FORMATS,
     FIXED_SCHEMAS,
     KAFKA_FORMAT,
+    LINT_SEVERITIES,
     SOURCE_FORMATS,
+    LintSettings,
     ModelConfig,
     ModelSpec,
     StreamSpec,
@@ -26,7 +28,7 @@ from runner.config import (
     build_model_config,
 )
 from runner.ddl import column_names
-from runner.errors import ConfigError, TemplateError
+from runner.errors import ConfigError, RunnerError, TemplateError
 from runner.kafka.spec import build_kafka_spec
 from runner.templating.context import ConfigProxy, PendingRelation, Relation, model_context
 from runner.templating.environment import TemplateEnvironment
@@ -35,6 +37,7 @@ from runner.yaml_loader import YamlMap, load_yaml
 PROJECT_FILE = "project.yml"
 DEFAULT_PATHS = {"models": "models", "macros": "macros", "streams": "streams", "seeds": "seeds"}
 _CONFIG_CALL = re.compile(r"\{\{-?\s*config\s*\(")
+_RULE_CODE = re.compile(r"[A-Z]+[0-9]+")
 
 
 @dataclass
@@ -48,6 +51,9 @@ class Project:
     streams: dict[str, StreamSpec]
     models: dict[str, ModelSpec]
     templates: TemplateEnvironment
+    lint: LintSettings = field(default_factory=LintSettings)
+    # model file -> why it did not load; filled only by load(..., tolerate_model_errors=True)
+    model_errors: dict[Path, RunnerError] = field(default_factory=dict)
     _template_names: dict[str, str] = field(default_factory=dict)
 
     def model(self, name: str) -> ModelSpec:
@@ -73,9 +79,18 @@ class Project:
 
 
 def load(
-    root: Path | str = ".", target: str | None = None, cli_vars: Mapping[str, Any] | None = None
+    root: Path | str = ".",
+    target: str | None = None,
+    cli_vars: Mapping[str, Any] | None = None,
+    *,
+    tolerate_model_errors: bool = False,
 ) -> Project:
-    """Load the project in ``root`` for ``target`` (default: project.yml's default_target)."""
+    """Load the project in ``root`` for ``target`` (default: project.yml's default_target).
+
+    With ``tolerate_model_errors`` (used by ``runner lint``), a model file that fails to load is
+    left out and its error kept in ``Project.model_errors``, and a ``ref`` to an unknown model is
+    not an error here: the linter reports both as findings located in the model.
+    """
     root = Path(root).resolve()
     project_file = root / PROJECT_FILE
     if not project_file.exists():
@@ -103,13 +118,21 @@ def load(
         streams=streams,
         models={},
         templates=templates,
+        lint=_load_lint_settings(doc),
     )
     model_dir = root / paths["models"]
     for file in sorted(model_dir.glob("*.sql")) if model_dir.is_dir() else []:
-        model = _parse_model(project, file)
+        try:
+            model = _parse_model(project, file)
+        except RunnerError as exc:
+            if not tolerate_model_errors:
+                raise
+            project.model_errors[file] = exc
+            continue
         if model.config.enabled:
             project.models[model.name] = model
-    _check_refs(project)
+    if not tolerate_model_errors:
+        _check_refs(project)
     return project
 
 
@@ -154,6 +177,56 @@ def _load_target(doc: YamlMap, root: Path, requested: str | None) -> TargetSpec:
 
 def _conf_value(value: Any) -> str:
     return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+# -- lint settings -------------------------------------------------------------------------
+
+
+def _load_lint_settings(doc: YamlMap) -> LintSettings:
+    """``lint: {severity: {DL008: error}, disable: [DL009]}``; rule codes are checked against
+    the rules by the linter, which knows them."""
+    lint = doc.child("lint")
+    unknown = sorted(set(lint) - {"severity", "disable"})
+    if unknown:
+        raise ConfigError(
+            f"unknown key(s) under 'lint': {', '.join(map(str, unknown))}",
+            file=lint.file,
+            line=lint.line_of(unknown[0]),
+            hint="known keys: severity, disable",
+        )
+    severity = lint.child("severity")
+    lines: dict[str, int] = {}
+    for code, level in severity.items():
+        line = severity.line_of(code)
+        if not isinstance(code, str) or not _RULE_CODE.fullmatch(code):
+            raise ConfigError(
+                f"lint.severity: {code!r} is not a rule code like DL008", file=lint.file, line=line
+            )
+        if level not in LINT_SEVERITIES:
+            raise ConfigError(
+                f"lint.severity.{code} must be one of {', '.join(LINT_SEVERITIES)}, got {level!r}",
+                file=lint.file,
+                line=line,
+            )
+        lines[code] = line
+    disable = lint.get("disable") or []
+    if isinstance(disable, str):
+        disable = [disable]
+    line = lint.line_of("disable")
+    if not isinstance(disable, list):
+        raise ConfigError("lint.disable must be a list of rule codes", file=lint.file, line=line)
+    for code in disable:
+        if not isinstance(code, str) or not _RULE_CODE.fullmatch(code):
+            raise ConfigError(
+                f"lint.disable: {code!r} is not a rule code like DL009", file=lint.file, line=line
+            )
+        lines.setdefault(code, line)
+    return LintSettings(
+        severity={str(k): str(v) for k, v in severity.items()},
+        disable=tuple(disable),
+        file=lint.file,
+        lines=lines,
+    )
 
 
 # -- streams -------------------------------------------------------------------------------

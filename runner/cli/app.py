@@ -5,6 +5,7 @@ from __future__ import annotations
 import typer
 
 from runner.cli.compile import compile_models
+from runner.cli.lint import lint
 from runner.cli.show import show
 from runner.cli.stream import run, stream
 
@@ -19,6 +20,7 @@ app.command()(stream)
 app.command()(run)
 app.command()(show)
 app.command("compile")(compile_models)
+app.command()(lint)
 
 
 def main() -> None:

@@ -1,0 +1,59 @@
+"""`runner lint`: Delta-aware rules over every model, reported at model file:line:col."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from runner.cli.errors import EXIT_CONFIG, reported_errors
+from runner.cli.options import Debug, ProjectDir, Select, Target, Vars, selected_models
+from runner.lint import lint_project
+from runner.lint.report import FORMATS, format_result
+from runner.project import parse_vars
+
+
+def lint(
+    select: Select = None,
+    output_format: Annotated[
+        str,
+        typer.Option(
+            "--format",
+            "-f",
+            help=f"Output format: {', '.join(FORMATS)} (github = workflow annotations). "
+            "Example: --format github",
+        ),
+    ] = "text",
+    strict: Annotated[
+        bool,
+        typer.Option(
+            "--strict",
+            help="Exit 1 on warnings too, not only on errors. Example: runner lint --strict",
+        ),
+    ] = False,
+    project_dir: ProjectDir = Path("."),
+    target: Target = None,
+    vars: Vars = None,
+    debug: Debug = False,
+) -> None:
+    """Lint every model: render it for the first batch and a maintenance batch, parse each
+    statement with the Delta dialect and run the rules. No JVM.
+
+    Exit 0 when there are no errors (warnings are printed), 1 on errors (or warnings with
+    --strict), 2 on a usage or project configuration error.
+
+    Example: runner lint --format github
+    """
+    if output_format not in FORMATS:
+        typer.echo(
+            f"error: --format must be one of {', '.join(FORMATS)}, got {output_format!r}",
+            err=True,
+        )
+        raise typer.Exit(EXIT_CONFIG)
+    with reported_errors(debug):
+        result = lint_project(project_dir, target, parse_vars(vars), selected_models(select))
+    # plain write, not rich: annotations and JSON must reach stdout byte for byte
+    sys.stdout.write(format_result(result, output_format))
+    raise typer.Exit(result.exit_code(strict))

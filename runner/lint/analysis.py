@@ -1,0 +1,230 @@
+"""Questions the rules ask of sqlglot expressions: where does a MERGE read from, is that source
+unique on a key, which views does it read, which selects are final projections.
+
+Pure functions over expressions; names compare case-insensitively, as Spark's do by default.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from sqlglot import exp
+
+from runner.lint.context import ParsedStatement
+from runner.sql.dialect import Optimize
+
+Views = dict[str, exp.Expression]  # lower-cased view / CTE name -> its query
+
+_MAX_DEPTH = 20  # views reading views; a cycle is a user error Spark reports itself
+
+
+def table_key(table: exp.Expression) -> str:
+    """``silver.orders`` for a table node (lower-cased), ``''`` for a table function."""
+    if not isinstance(table, exp.Table) or not isinstance(table.this, exp.Identifier):
+        return ""
+    return ".".join(part.name for part in table.parts).lower()
+
+
+def temp_views(statements: list[ParsedStatement]) -> Views:
+    """Views created by ``CREATE [OR REPLACE] [TEMPORARY] VIEW`` statements, by name."""
+    views: Views = {}
+    for parsed in statements:
+        node = parsed.expression
+        if isinstance(node, exp.Create) and str(node.args.get("kind", "")).upper() == "VIEW":
+            query = node.expression
+            name = node.this.this if isinstance(node.this, exp.Schema) else node.this
+            if query is not None and isinstance(name, exp.Table):
+                views[table_key(name)] = query
+    return views
+
+
+def with_ctes(views: Views, node: exp.Expression) -> Views:
+    """``views`` plus the CTEs declared on ``node`` (a query or a MERGE)."""
+    with_ = node.args.get("with_") or node.args.get("with")
+    if not isinstance(with_, exp.With):
+        return views
+    extended = dict(views)
+    for cte in with_.expressions:
+        extended[cte.alias_or_name.lower()] = cte.this
+    return extended
+
+
+@dataclass(frozen=True)
+class MergeSource:
+    """What a MERGE's USING reads: ``name`` for a table or view, ``query`` when known."""
+
+    node: exp.Expression
+    alias: str
+    name: str
+    query: exp.Expression | None
+
+
+def merge_source(merge: exp.Merge, views: Views) -> MergeSource:
+    using = merge.args.get("using")
+    alias = using.alias_or_name.lower() if using is not None else ""
+    if isinstance(using, exp.Subquery):
+        return MergeSource(using, alias, "", using.this)
+    name = table_key(using) if using is not None else ""
+    return MergeSource(using, alias, name, views.get(name))
+
+
+def target_names(merge: exp.Merge) -> set[str]:
+    """Names that qualify a target column in the MERGE: its alias and its table name."""
+    target = merge.this
+    names = {target.alias_or_name.lower()} if target is not None else set()
+    if isinstance(target, exp.Table):
+        names |= {target.name.lower(), table_key(target)}
+    return names
+
+
+def conjuncts(condition: exp.Expression | None) -> list[exp.Expression]:
+    """The top-level AND terms of a condition (parentheses removed)."""
+    if condition is None:
+        return []
+    condition = condition.unnest()
+    if isinstance(condition, exp.And):
+        return conjuncts(condition.left) + conjuncts(condition.right)
+    return [condition]
+
+
+def equality_pairs(condition: exp.Expression | None) -> list[tuple[exp.Column, exp.Column]]:
+    """``(left, right)`` column pairs of the top-level ``=`` / ``<=>`` terms."""
+    pairs = []
+    for term in conjuncts(condition):
+        if isinstance(term, (exp.EQ, exp.NullSafeEQ)):
+            left, right = term.left.unnest(), term.right.unnest()
+            if isinstance(left, exp.Column) and isinstance(right, exp.Column):
+                pairs.append((left, right))
+    return pairs
+
+
+# -- uniqueness ----------------------------------------------------------------------------
+
+
+def unique_on(
+    query: exp.Expression | None, keys: set[str], views: Views, batch_view: str, depth: int = 0
+) -> bool | None:
+    """Is ``query`` proven to return at most one row per ``keys``?
+
+    True when it keeps ``ROW_NUMBER() OVER (PARTITION BY <keys>) = 1`` (in WHERE over a
+    subquery, or in QUALIFY), GROUPs BY the keys, or only filters / projects a relation that
+    is. False when it reads the raw batch view or a set operation without that. None when it
+    reads a table the linter knows nothing about. A join is assumed not to add rows.
+    """
+    if query is None or depth > _MAX_DEPTH:
+        return None
+    if isinstance(query, exp.Subquery):
+        return unique_on(query.this, keys, views, batch_view, depth + 1)
+    if isinstance(query, exp.SetOperation):
+        return False
+    if not isinstance(query, exp.Select):
+        return None
+    views = with_ctes(views, query)
+    group = query.args.get("group")
+    if group is not None and _names_within(group.expressions, keys):
+        return True
+    qualify = query.args.get("qualify")
+    if qualify is not None and _keeps_first_row(qualify.this, keys, {}):
+        return True
+    source = query.args.get("from_") or query.args.get("from")
+    relation = source.this if isinstance(source, exp.From) else None
+    inner = _relation_query(relation, views)
+    where = query.args.get("where")
+    if where is not None and isinstance(inner, exp.Select):
+        numbered = {
+            select.alias.lower(): select.this
+            for select in inner.expressions
+            if isinstance(select, exp.Alias) and isinstance(select.this, exp.Window)
+        }
+        if _keeps_first_row(where.this, keys, numbered):
+            return True
+    if isinstance(relation, exp.Table) and table_key(relation) == batch_view.lower():
+        return False
+    if inner is None:
+        return None
+    return unique_on(inner, keys, views, batch_view, depth + 1)
+
+
+def _relation_query(relation: exp.Expression | None, views: Views) -> exp.Expression | None:
+    if isinstance(relation, exp.Subquery):
+        return relation.this
+    if isinstance(relation, exp.Table):
+        return views.get(table_key(relation))
+    return None
+
+
+def _keeps_first_row(
+    condition: exp.Expression, keys: set[str], numbered: dict[str, exp.Expression]
+) -> bool:
+    """A top-level term ``rn = 1`` (or ``rn <= 1`` / ``rn < 2``) where ``rn`` is
+    ``ROW_NUMBER() OVER (PARTITION BY <subset of keys> ...)`` (inline, or an alias of the
+    subquery's projection given in ``numbered``)."""
+    for term in conjuncts(condition):
+        if not isinstance(term, (exp.EQ, exp.LTE, exp.LT)):
+            continue
+        for side, other in ((term.left, term.right), (term.right, term.left)):
+            limit = {exp.EQ: "1", exp.LTE: "1", exp.LT: "2"}[type(term)]
+            if not (isinstance(other, exp.Literal) and other.name == limit):
+                continue
+            window = numbered.get(side.name.lower()) if isinstance(side, exp.Column) else side
+            if (
+                isinstance(window, exp.Window)
+                and isinstance(window.this, exp.RowNumber)
+                and _names_within(window.args.get("partition_by") or [], keys)
+            ):
+                return True
+    return False
+
+
+def _names_within(expressions: list[exp.Expression], keys: set[str]) -> bool:
+    """Non-empty, all plain columns, and every column name is one of ``keys``."""
+    names = [e.name.lower() for e in expressions if isinstance(e, exp.Column)]
+    return bool(names) and len(names) == len(expressions) and set(names) <= keys
+
+
+# -- what a query reads --------------------------------------------------------------------
+
+
+def reachable_queries(
+    query: exp.Expression | None, views: Views
+) -> Iterator[tuple[str, exp.Expression]]:
+    """``query`` and, transitively, the views and CTEs it reads: ``(view name or '', query)``."""
+    seen: set[int] = set()
+    pending: list[tuple[str, exp.Expression | None, Views]] = [("", query, views)]
+    while pending:
+        name, node, scope = pending.pop()
+        if node is None or id(node) in seen or len(seen) > _MAX_DEPTH * 10:
+            continue
+        seen.add(id(node))
+        yield name, node
+        scope = with_ctes(scope, node)
+        for table in node.find_all(exp.Table):
+            key = table_key(table)
+            if key in scope:
+                pending.append((key, scope[key], scope))
+
+
+def final_selects(node: exp.Expression | None) -> list[exp.Select]:
+    """The selects whose projection is the result of ``node`` (both sides of a UNION)."""
+    if isinstance(node, exp.Subquery):
+        return final_selects(node.this)
+    if isinstance(node, exp.SetOperation):
+        return final_selects(node.left) + final_selects(node.right)
+    return [node] if isinstance(node, exp.Select) else []
+
+
+def statement_results(node: exp.Expression | None) -> list[exp.Expression]:
+    """The queries whose rows a statement keeps: a view's or CTAS's query, an INSERT's, a
+    MERGE's source subquery, or the statement itself when it is a query."""
+    if isinstance(node, exp.Query):
+        return [node]
+    if isinstance(node, (exp.Create, exp.Insert)) and isinstance(node.expression, exp.Query):
+        return [node.expression]
+    if isinstance(node, exp.Merge) and isinstance(node.args.get("using"), exp.Subquery):
+        return [node.args["using"].this]
+    return []
+
+
+def optimized_table(node: Optimize) -> str:
+    return table_key(node.this) if isinstance(node.this, exp.Table) else ""

@@ -1,0 +1,73 @@
+"""What every lint rule is: a class with a code, a default severity and ``check(context)``.
+
+Rules are discovered as subclasses of :class:`Rule`; the class docstring is the rule's
+documentation (its first line is the summary shown in ``docs/compile-and-lint.md``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, ClassVar
+
+if TYPE_CHECKING:
+    from runner.lint.context import ModelContext
+
+ERROR = "error"
+WARNING = "warning"
+
+
+@dataclass(frozen=True, order=True)
+class Violation:
+    """One finding, located in the source model (1-based line and column)."""
+
+    path: str  # project-relative path of the model file
+    line: int
+    col: int
+    code: str
+    message: str
+    severity: str = ERROR
+    rule: str = ""
+
+
+class Rule:
+    """Base class of lint rules. Subclasses set ``code`` and ``severity`` and a docstring."""
+
+    code: ClassVar[str] = ""
+    severity: ClassVar[str] = ERROR
+
+    @classmethod
+    def name(cls) -> str:
+        return cls.__name__
+
+    @classmethod
+    def summary(cls) -> str:
+        """The first line of the docstring."""
+        return (cls.__doc__ or "").strip().split("\n", 1)[0]
+
+    @classmethod
+    def description(cls) -> str:
+        """The docstring after its first line, dedented."""
+        import inspect
+
+        doc = inspect.cleandoc(cls.__doc__ or "")
+        return doc.split("\n", 1)[1].strip() if "\n" in doc else ""
+
+    def check(self, context: ModelContext) -> list[Violation]:
+        raise NotImplementedError
+
+
+def all_rules() -> list[type[Rule]]:
+    """Every concrete rule, ordered by code."""
+    import runner.lint.rules  # noqa: F401 - importing the modules registers their subclasses
+    import runner.lint.template_rules  # noqa: F401
+
+    found: dict[str, type[Rule]] = {}
+    pending = list(Rule.__subclasses__())
+    while pending:
+        cls = pending.pop()
+        pending.extend(cls.__subclasses__())
+        if cls.code:
+            if cls.code in found and found[cls.code] is not cls:
+                raise RuntimeError(f"two lint rules use code {cls.code}")
+            found[cls.code] = cls
+    return [found[code] for code in sorted(found)]

@@ -1,0 +1,212 @@
+"""The linter: render each model for representative batches, parse, run the rules, and apply
+project.yml's ``lint:`` settings and ``-- noqa`` comments. Pure Python: no pyspark import.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import time
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from sqlglot.errors import ParseError, TokenError
+
+from runner.compile import compile_batch, compile_setup, relative_location
+from runner.config import LintSettings, ModelSpec
+from runner.errors import ConfigError, RunnerError
+from runner.lint.base import ERROR, WARNING, Rule, Violation, all_rules
+from runner.lint.context import ModelContext, ParsedStatement
+from runner.lint.jinja_scan import scan_template
+from runner.project import Project, load
+from runner.sql.dialect import parse_statement
+
+# `-- noqa`, `-- noqa: DL003`, `-- noqa: DL003, DL009`. Not in a `{# #}` comment: a line that
+# ends with a Jinja tag maps to the next line in rendered SQL, so it would suppress the wrong line.
+_NOQA = re.compile(r"--\s*noqa\b(?::\s*(?P<codes>[A-Za-z0-9_,\s]+))?", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class LintResult:
+    """Findings of one lint run, sorted by file, line, column and code."""
+
+    root: Path
+    violations: tuple[Violation, ...]
+    models: int
+    statements: int
+    seconds: float
+
+    @property
+    def errors(self) -> list[Violation]:
+        return [v for v in self.violations if v.severity == ERROR]
+
+    @property
+    def warnings(self) -> list[Violation]:
+        return [v for v in self.violations if v.severity == WARNING]
+
+    def exit_code(self, strict: bool = False) -> int:
+        """1 when there are errors (or, with ``strict``, warnings), else 0."""
+        return 1 if self.errors or (strict and self.warnings) else 0
+
+
+def lint_project(
+    root: Path | str,
+    target: str | None = None,
+    cli_vars: Mapping[str, Any] | None = None,
+    select: list[str] | None = None,
+) -> LintResult:
+    """Load the project at ``root`` (tolerating broken models, which become findings) and lint
+    it. Raises ConfigError for problems of project.yml and streams/, which stop everything."""
+    started = time.perf_counter()
+    project = load(root, target, cli_vars, tolerate_model_errors=True)
+    return lint_loaded(project, select, started=started)
+
+
+def lint_loaded(
+    project: Project, select: list[str] | None = None, *, started: float | None = None
+) -> LintResult:
+    started = time.perf_counter() if started is None else started
+    rules = active_rules(project.lint)
+    files = _model_files(project, select)
+    cache: dict[str, tuple[Any, Exception | None]] = {}
+    violations: set[Violation] = set()
+    statements = 0
+    with _quiet_sqlglot():
+        for file in files:
+            context = build_context(project, file, cache)
+            statements += sum(1 for _ in context.statements())
+            suppressed = noqa_lines(context.source)
+            for rule, severity in rules:
+                for violation in rule.check(context):
+                    if _is_suppressed(violation, suppressed):
+                        continue
+                    violations.add(replace(violation, severity=severity))
+    return LintResult(
+        root=project.root,
+        violations=tuple(sorted(violations)),
+        models=len(files),
+        statements=statements,
+        seconds=time.perf_counter() - started,
+    )
+
+
+def active_rules(settings: LintSettings) -> list[tuple[Rule, str]]:
+    """Each enabled rule with its severity after project.yml's overrides."""
+    rules = all_rules()
+    codes = {rule.code for rule in rules}
+    for code in [*settings.severity, *settings.disable]:
+        if code not in codes:
+            raise ConfigError(
+                f"lint: unknown rule code {code}",
+                file=settings.file,
+                line=settings.lines.get(code),
+                hint=f"rule codes: {', '.join(sorted(codes))}",
+            )
+    return [
+        (rule(), settings.severity.get(rule.code, rule.severity))
+        for rule in rules
+        if rule.code not in settings.disable
+    ]
+
+
+def representative_batches(model: ModelSpec) -> list[int]:
+    """The first batch and, when the model has maintenance, the first batch it is due after."""
+    every = model.config.optimize_every
+    return sorted({0, every - 1}) if every else [0]
+
+
+def build_context(
+    project: Project, file: Path, cache: dict[str, tuple[Any, Exception | None]] | None = None
+) -> ModelContext:
+    """Render and parse one model file (a loaded model or one that failed to load)."""
+    cache = {} if cache is None else cache
+    source = file.read_text(encoding="utf-8")
+    model = next((m for m in project.models.values() if m.file == file), None)
+    context = ModelContext(
+        project=project,
+        file=file,
+        path=relative_location(file, project.root),
+        source=source,
+        scan=scan_template(source),
+        model=model,
+        load_error=project.model_errors.get(file),
+    )
+    if model is None:
+        return context
+    try:
+        setup = compile_setup(project, model, location_root=project.root)
+        context.setup = [_parse(s, None, cache) for s in (setup.create_schema, setup.create)]
+    except RunnerError as exc:
+        context.render_errors.append(exc)
+    for batch_id in representative_batches(model):
+        try:
+            compiled = compile_batch(project, model, batch_id)
+        except RunnerError as exc:
+            if not any(str(e) == str(exc) for e in context.render_errors):
+                context.render_errors.append(exc)
+            continue
+        context.batches[batch_id] = [_parse(s, batch_id, cache) for s in compiled]
+    return context
+
+
+def _parse(statement, batch_id: int | None, cache: dict) -> ParsedStatement:  # type: ignore[no-untyped-def]
+    # Parsed trees are shared between batches with identical SQL; rules never modify them.
+    if statement.sql not in cache:
+        try:
+            cache[statement.sql] = (parse_statement(statement.sql, allow_command=True), None)
+        except (ParseError, TokenError) as exc:
+            cache[statement.sql] = (None, exc)
+    expression, error = cache[statement.sql]
+    return ParsedStatement(statement, batch_id, expression, error)
+
+
+def _model_files(project: Project, select: list[str] | None) -> list[Path]:
+    files = {m.name: m.file for m in project.models.values()}
+    files.update({f.stem: f for f in project.model_errors})
+    if select:
+        unknown = [name for name in select if name not in files]
+        if unknown:
+            raise ConfigError(
+                f"--select: no model named {', '.join(unknown)}",
+                hint=f"models: {', '.join(sorted(files)) or '(none)'}",
+            )
+        return [files[name] for name in select]
+    return sorted(files.values())
+
+
+# -- suppression ---------------------------------------------------------------------------
+
+
+def noqa_lines(source: str) -> dict[int, frozenset[str] | None]:
+    """Line -> codes suppressed on it (None: every code) from ``-- noqa[: CODE, ...]``."""
+    found: dict[int, frozenset[str] | None] = {}
+    for number, line in enumerate(source.split("\n"), start=1):
+        match = _NOQA.search(line)
+        if match:
+            codes = match.group("codes")
+            found[number] = (
+                frozenset(c.upper() for c in re.split(r"[\s,]+", codes) if c) if codes else None
+            )
+    return found
+
+
+def _is_suppressed(violation: Violation, suppressed: dict[int, frozenset[str] | None]) -> bool:
+    if violation.line not in suppressed:
+        return False
+    codes = suppressed[violation.line]
+    return codes is None or violation.code in codes
+
+
+@contextmanager
+def _quiet_sqlglot() -> Iterator[None]:
+    """sqlglot logs a warning for each statement it parses only as a command; DL011 says so."""
+    logger = logging.getLogger("sqlglot")
+    level = logger.level
+    logger.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        logger.setLevel(level)

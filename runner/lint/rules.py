@@ -1,0 +1,384 @@
+"""The built-in SQL lint rules, one class each; the docstring is the rule's documentation.
+
+These look at sqlglot expressions parsed with the Delta dialect and never read SQL text with
+regexes; the rules about templates (unknown names, render failures) are in template_rules.py.
+"""
+
+from __future__ import annotations
+
+from sqlglot import exp
+from sqlglot.errors import ParseError
+from sqlglot.tokens import TokenType
+
+from runner.compile import target_columns
+from runner.ddl import column_names
+from runner.errors import RunnerError
+from runner.lint import analysis
+from runner.lint.base import ERROR, WARNING, Rule, Violation
+from runner.lint.context import Location, ModelContext, ParsedStatement
+from runner.sql.dialect import Delta, Optimize
+
+CDF_PROPERTY = "delta.enableChangeDataFeed"
+
+# Functions whose result changes from one evaluation to the next.
+_NONDETERMINISTIC_TYPES = tuple(
+    getattr(exp, name)
+    for name in (
+        "Rand", "Randn", "Randstr", "Uniform", "Uuid", "Shuffle", "CurrentTimestamp",
+        "CurrentDate", "CurrentTime", "CurrentDatetime", "Localtimestamp",
+    )
+    if hasattr(exp, name)
+)  # fmt: skip
+_NONDETERMINISTIC_NAMES = frozenset(
+    {"now", "uuid", "rand", "randn", "random", "monotonically_increasing_id",
+     "spark_partition_id", "input_file_name", "current_timestamp", "current_date",
+     "localtimestamp", "unix_timestamp"}
+)  # fmt: skip
+
+
+class SqlSyntaxError(Rule):
+    """A rendered statement is not valid Spark/Delta SQL.
+
+    Every statement of the model is rendered for the first batch and a maintenance batch and
+    parsed with the Delta dialect (OPTIMIZE, VACUUM, MERGE WITH SCHEMA EVOLUTION, ... included).
+    The finding points at the token the parser stopped at.
+    """
+
+    code = "DL001"
+    severity = ERROR
+
+    def check(self, context: ModelContext) -> list[Violation]:
+        found = []
+        for parsed in context.statements():
+            error = parsed.error
+            if error is None:
+                continue
+            detail = error.errors[0] if isinstance(error, ParseError) and error.errors else {}
+            if detail.get("line"):
+                token = detail.get("highlight") or ""
+                col = max(int(detail["col"]) - len(token) + 1, 1)
+                where = context.locate_statement_position(parsed, detail["line"], col, token)
+                message = f"{detail.get('description', 'syntax error')} near '{token}'"
+            else:
+                where = context.locate_line(parsed.statement.line)
+                message = str(error).split("\n", 1)[0]
+            found.append(
+                context.violation(self, where, f"SQL syntax error in {_what(parsed)}: {message}")
+            )
+        return found
+
+
+class MergeOnMissesUniqueKey(Rule):
+    """The MERGE `ON` condition does not compare every column of the model's `unique_key`.
+
+    Without `t.<key> = s.<key>` for each key column (as a top-level AND term), one source row
+    can match several target rows, or rows of different keys match each other, and the MERGE
+    updates the wrong rows. Applies to MERGEs into the model's own target (`{{ this }}`).
+    """
+
+    code = "DL002"
+    severity = ERROR
+
+    def check(self, context: ModelContext) -> list[Violation]:
+        model = context.model
+        if model is None or not model.config.unique_keys:
+            return []
+        found = []
+        for parsed, merge in context.expressions(exp.Merge):
+            if analysis.table_key(merge.this) != model.target_table.lower():
+                continue
+            targets = analysis.target_names(merge)
+            compared = {
+                column.name.lower()
+                for pair in analysis.equality_pairs(merge.args.get("on"))
+                for column in pair
+                if column.table.lower() in targets or not column.table
+            }
+            missing = [key for key in model.config.unique_keys if key.lower() not in compared]
+            if missing:
+                alias = merge.this.alias_or_name
+                fix = " AND ".join(f"{alias}.{key} = s.{key}" for key in missing)
+                where = context.locate_node(parsed, merge.args.get("on") or merge)
+                message = (
+                    f"MERGE ON does not compare unique_key column(s) {', '.join(missing)} of "
+                    f"{model.target_table}; add {fix}"
+                )
+                found.append(context.violation(self, where, message))
+        return found
+
+
+class MergeSourceNotDeduplicated(Rule):
+    """The MERGE source is not deduplicated on the key it is matched on.
+
+    A micro-batch often holds several events of one key; MERGE then fails with "multiple
+    source rows matched". The source must keep one row per key: a view built with
+    `{{ dedupe(batch, key=...) }}`, `ROW_NUMBER() OVER (PARTITION BY <key> ...) = 1` (WHERE over
+    a subquery, or QUALIFY) or `GROUP BY <key>`. Views created earlier in the model (`CREATE
+    TEMPORARY VIEW`) and CTEs are followed. The key is the source side of the ON equalities, or
+    the model's `unique_key`. Sources the linter cannot see into (other tables) are not reported.
+    """
+
+    code = "DL003"
+    severity = ERROR
+
+    def check(self, context: ModelContext) -> list[Violation]:
+        model = context.model
+        if model is None:
+            return []
+        found = []
+        for statements in context.batches.values():
+            views = analysis.temp_views(statements)
+            for parsed in statements:
+                if not isinstance(parsed.expression, exp.Merge):
+                    continue
+                merge = parsed.expression
+                scope = analysis.with_ctes(views, merge)
+                source = analysis.merge_source(merge, scope)
+                keys = {
+                    column.name.lower()
+                    for pair in analysis.equality_pairs(merge.args.get("on"))
+                    for column in pair
+                    if column.table.lower() == source.alias
+                } or {key.lower() for key in model.config.unique_keys}
+                if not keys:
+                    continue
+                if source.name == model.batch_view.lower():
+                    unique: bool | None = False
+                    what = f"the raw micro-batch view {model.batch_view}"
+                else:
+                    unique = analysis.unique_on(source.query, keys, scope, model.batch_view)
+                    what = f"view {source.name}" if source.name else "the source subquery"
+                if unique is False:
+                    where = context.locate_node(parsed, source.node)
+                    message = (
+                        f"MERGE source ({what}) is not deduplicated on {', '.join(sorted(keys))}: "
+                        "two events of one key in a batch fail with 'multiple source rows "
+                        "matched'; read from {{ dedupe(batch, key=...) }} or keep ROW_NUMBER() = 1"
+                    )
+                    found.append(context.violation(self, where, message))
+        return found
+
+
+class NonDeterministicMergeSource(Rule):
+    """The MERGE source calls a non-deterministic function (rand, uuid, now, ...).
+
+    Delta may evaluate a MERGE source more than once (it scans it to find matches, then to
+    write), and a replayed batch must produce the same rows; `rand()`, `uuid()`,
+    `current_timestamp()`, `monotonically_increasing_id()` and the like break both. The
+    source subquery and the views and CTEs it reads are checked. Stamp times in the UPDATE/INSERT
+    clauses instead, or carry them in the event.
+    """
+
+    code = "DL004"
+    severity = ERROR
+
+    def check(self, context: ModelContext) -> list[Violation]:
+        found = []
+        for statements in context.batches.values():
+            views = analysis.temp_views(statements)
+            by_root = {id(s.expression): s for s in statements if s.expression is not None}
+            for parsed in statements:
+                if not isinstance(parsed.expression, exp.Merge):
+                    continue
+                scope = analysis.with_ctes(views, parsed.expression)
+                source = analysis.merge_source(parsed.expression, scope)
+                for view, query in analysis.reachable_queries(source.query, scope):
+                    # a view's functions are located in the statement that creates the view
+                    home = by_root.get(id(query.root()), parsed)
+                    for func in query.find_all(exp.Func):
+                        name = _nondeterministic_name(func)
+                        if name:
+                            via = f" (in view {view})" if view else ""
+                            message = (
+                                f"non-deterministic {name}() in the MERGE source{via}: a retried "
+                                "or re-scanned source gives different rows"
+                            )
+                            where = context.locate_node(home, func)
+                            found.append(context.violation(self, where, message))
+        return found
+
+
+class ZorderColumnInvalid(Rule):
+    """OPTIMIZE ... ZORDER BY names a partition column or a column the target does not have.
+
+    Delta rejects Z-ordering by a partition column (files are already split by it) and by a
+    column missing from the table. The target's columns are `config(columns=...)` or else the
+    stream's schema; partition columns are `config(partitioned_by=...)`.
+    """
+
+    code = "DL005"
+    severity = ERROR
+
+    def check(self, context: ModelContext) -> list[Violation]:
+        project = context.project
+        by_target = {m.target_table.lower(): m for m in project.models.values()}
+        found = []
+        for parsed, optimize in context.expressions(Optimize):
+            model = by_target.get(analysis.optimized_table(optimize))
+            if model is None:
+                continue
+            partitions = {c.lower() for c in model.config.partitioned_by}
+            try:
+                columns = {
+                    c.strip("`").lower()
+                    for c in column_names(", ".join(target_columns(project, model)))
+                }
+            except RunnerError:
+                columns = set()
+            for column in optimize.args.get("zorder") or []:
+                name = column.name.lower()
+                if name in partitions:
+                    problem = f"is a partition column of {model.target_table}"
+                elif columns and name not in columns:
+                    problem = f"is not a column of {model.target_table}"
+                else:
+                    continue
+                where = self._where(context, parsed, column)
+                message = f"ZORDER BY {column.name}: {problem}"
+                found.append(context.violation(self, where, message))
+        return found
+
+    @staticmethod
+    def _where(context: ModelContext, parsed: ParsedStatement, column: exp.Column) -> Location:
+        if parsed.statement.phase == "maintenance":  # rendered from config(zorder_by=...)
+            line = context.scan.config_line("zorder_by") or parsed.statement.line
+            return context.locate_line(line, column.name)
+        return context.locate_node(parsed, column)
+
+
+class ChangeDataFeedNotEnabled(Rule):
+    """The model reads another target's Change Data Feed, but that target does not enable it.
+
+    `table_changes('silver.orders', ...)` (or `table_changes('{{ ref("orders_merge") }}', ...)`)
+    fails at run time unless the model that writes `silver.orders` sets
+    `table_properties={'delta.enableChangeDataFeed': 'true'}`.
+    """
+
+    code = "DL006"
+    severity = ERROR
+
+    def check(self, context: ModelContext) -> list[Violation]:
+        by_target = {m.target_table.lower(): m for m in context.project.models.values()}
+        found = []
+        for parsed, func in context.expressions(exp.Anonymous):
+            if func.name.lower() != "table_changes" or not func.expressions:
+                continue
+            first = func.expressions[0]
+            if not (isinstance(first, exp.Literal) and first.is_string):
+                continue
+            writer = by_target.get(first.name.lower())
+            if writer is None:
+                continue
+            enabled = writer.config.table_properties.get(CDF_PROPERTY, "false").lower() == "true"
+            if not enabled:
+                message = (
+                    f"reads the Change Data Feed of {writer.target_table}, but model "
+                    f"{writer.name} does not set table_properties={{'{CDF_PROPERTY}': 'true'}}"
+                )
+                found.append(context.violation(self, context.locate_node(parsed, first), message))
+        return found
+
+
+class MergeWhenNotMatchedBySource(Rule):
+    """The MERGE has a `WHEN NOT MATCHED BY SOURCE` clause.
+
+    It makes Delta scan and rewrite the whole target on every batch (no file pruning), and in a
+    streaming upsert it usually deletes every row that is not in the current micro-batch. Use an
+    explicit delete flag in the events instead, unless a full sync is really meant.
+    """
+
+    code = "DL008"
+    severity = WARNING
+
+    def check(self, context: ModelContext) -> list[Violation]:
+        found = []
+        for parsed, merge in context.expressions(exp.Merge):
+            whens = merge.args.get("whens")
+            clauses = whens.expressions if whens is not None else []
+            count = sum(1 for w in clauses if w.args.get("source"))
+            if not count:
+                continue
+            clause = ("WHEN", "NOT", "MATCHED", "BY", "SOURCE")
+            for offset in _keyword_offsets(parsed.sql, clause)[:count]:
+                where = context.locate_offset(parsed, offset, "WHEN")
+                message = "WHEN NOT MATCHED BY SOURCE rewrites the whole target on every batch"
+                found.append(context.violation(self, where, message))
+        return found
+
+
+class SelectStarInFinalProjection(Rule):
+    """`SELECT *` in a final projection (a view, INSERT or MERGE source, or a query).
+
+    The columns then change silently when the stream's schema changes. `SELECT *` inside a CTE
+    or subquery that is projected explicitly later is fine, and so are `UPDATE SET *` and
+    `INSERT *` in a MERGE (they are not projections).
+    """
+
+    code = "DL009"
+    severity = WARNING
+
+    def check(self, context: ModelContext) -> list[Violation]:
+        found = []
+        for parsed in context.statements():
+            for query in analysis.statement_results(parsed.expression):
+                for select in analysis.final_selects(query):
+                    for item in select.expressions:
+                        if isinstance(item, exp.Star) or (
+                            isinstance(item, exp.Column) and isinstance(item.this, exp.Star)
+                        ):
+                            where = context.locate_node(parsed, item)
+                            message = f"SELECT * in the final projection of {_what(parsed)}"
+                            found.append(context.violation(self, where, message))
+        return found
+
+
+class OpaqueStatement(Rule):
+    """A statement parses only as an opaque command, so no rule can check it.
+
+    sqlglot falls back to a generic command for statements it does not know (`SHOW ...`,
+    `REFRESH ...`). They may be fine for Spark, but the linter cannot see inside them.
+    """
+
+    code = "DL011"
+    severity = WARNING
+
+    def check(self, context: ModelContext) -> list[Violation]:
+        return [
+            context.violation(
+                self,
+                context.locate_line(parsed.statement.line),
+                f"{_what(parsed)} is not understood by the Delta dialect; it is not linted",
+            )
+            for parsed in context.statements()
+            if isinstance(parsed.expression, exp.Command)
+        ]
+
+
+# -- helpers -------------------------------------------------------------------------------
+
+
+def _what(parsed: ParsedStatement) -> str:
+    """``batch[1] (MERGE)``: which statement, for messages."""
+    return f"{parsed.statement.label} ({parsed.statement.keyword or 'statement'})"
+
+
+def _nondeterministic_name(func: exp.Func) -> str:
+    if isinstance(func, exp.Anonymous):
+        name = func.name.lower()
+        return name if name in _NONDETERMINISTIC_NAMES else ""
+    if isinstance(func, _NONDETERMINISTIC_TYPES):
+        return func.sql_name().lower()
+    if isinstance(func, exp.StrToUnix) and func.this is None:  # unix_timestamp(): now
+        return "unix_timestamp"
+    return ""
+
+
+def _keyword_offsets(sql: str, words: tuple[str, ...]) -> list[int]:
+    """Start offsets of each occurrence of the token sequence ``words`` in ``sql``."""
+    tokens = [t for t in Delta().tokenize(sql) if t.token_type != TokenType.SEMICOLON]
+    texts = [t.text.upper() for t in tokens]
+    return [
+        tokens[i].start
+        for i in range(len(tokens) - len(words) + 1)
+        if tuple(texts[i : i + len(words)]) == words
+    ]

@@ -1,0 +1,76 @@
+"""Lint rules about a model's template: unknown names, and models that do not render.
+
+They read the Jinja syntax tree (``jinja_scan``) and the errors of loading and rendering.
+"""
+
+from __future__ import annotations
+
+from runner.lint.base import ERROR, Rule, Violation
+from runner.lint.context import ModelContext
+from runner.lint.jinja_scan import NOT_CONST, context_names
+
+
+class UnknownReference(Rule):
+    """The model names a model (`ref`), stream or macro that does not exist.
+
+    Found in the Jinja syntax tree, so every unknown name is reported at its line, not only the
+    first one rendering stops at. Names a model may use: its context (`config`, `this`, `batch`,
+    `batch_id`, `var`, `ref`, ...), built-in and project macros, and what it defines itself.
+    """
+
+    code = "DL007"
+    severity = ERROR
+
+    def check(self, context: ModelContext) -> list[Violation]:
+        project = context.project
+        found = []
+        models = set(project.models) | {f.stem for f in project.model_errors}
+        for call in context.scan.calls_of("ref"):
+            name = call.args[0] if call.args else NOT_CONST
+            if isinstance(name, str) and name not in models:
+                where = context.locate_line(call.line, name)
+                known = ", ".join(sorted(models)) or "(none)"
+                found.append(
+                    context.violation(
+                        self, where, f"ref('{name}'): no such model (models: {known})"
+                    )
+                )
+        stream = context.scan.config_value("stream")
+        if isinstance(stream, str) and stream not in project.streams:
+            line = context.scan.config_line("stream") or 1
+            known = ", ".join(sorted(project.streams)) or "(none)"
+            message = f"config(stream='{stream}'): no such stream (streams: {known})"
+            found.append(context.violation(self, context.locate_line(line, stream), message))
+        known_names = context_names() | set(project.templates.macro_names)
+        reported: set[tuple[str, int]] = set()
+        for use in context.scan.names:
+            if use.name in known_names or (use.name, use.line) in reported:
+                continue
+            reported.add((use.name, use.line))
+            kind = "macro" if use.called else "name"
+            message = f"unknown {kind} '{use.name}'"
+            found.append(context.violation(self, context.locate_line(use.line, use.name), message))
+        return found
+
+
+class ModelDoesNotRender(Rule):
+    """The model fails to load or render: Jinja syntax, `config()`, a missing var, a macro error.
+
+    Reported at the model line the template error names. When an unknown ref, stream or macro
+    (DL007) explains the failure, only that finding is reported.
+    """
+
+    code = "DL010"
+    severity = ERROR
+
+    def check(self, context: ModelContext) -> list[Violation]:
+        if UnknownReference().check(context):
+            return []
+        errors = [context.load_error] if context.load_error else []
+        found = []
+        for error in [*errors, *context.render_errors]:
+            line = error.line if error.line and error.file == context.file else 1
+            where_text = f" ({error.detail})" if error.detail else ""
+            message = f"{error.message}{where_text}"
+            found.append(context.violation(self, context.locate_line(line), message))
+        return found
