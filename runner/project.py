@@ -54,6 +54,7 @@ class Project:
     lint: LintSettings = field(default_factory=LintSettings)
     # model file -> why it did not load; filled only by load(..., tolerate_model_errors=True)
     model_errors: dict[Path, RunnerError] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)  # shown by commands, e.g. deprecations
     _template_names: dict[str, str] = field(default_factory=dict)
 
     def model(self, name: str) -> ModelSpec:

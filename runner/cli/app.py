@@ -5,6 +5,7 @@ from __future__ import annotations
 import typer
 
 from runner.cli.compile import compile_models
+from runner.cli.history import history
 from runner.cli.lint import lint
 from runner.cli.show import show
 from runner.cli.stream import run, stream
@@ -18,6 +19,7 @@ app = typer.Typer(
 )
 app.command()(stream)
 app.command()(run)
+app.command()(history)
 app.command()(show)
 app.command("compile")(compile_models)
 app.command()(lint)

@@ -1,4 +1,5 @@
-"""Live, one line per micro-batch, progress for people watching a stream."""
+"""Live progress for people watching a stream: one line per micro-batch (and per statement
+with --verbose)."""
 
 from __future__ import annotations
 
@@ -6,10 +7,11 @@ from typing import TYPE_CHECKING
 
 from rich.console import Console
 
-if TYPE_CHECKING:  # a type only: importing runner.spark would import pyspark for every command
+if TYPE_CHECKING:  # the CLI must load without pyspark (lint, compile)
     from runner.spark.batch import BatchReport
+    from runner.spark.statements import StatementResult
 
-console = Console(highlight=False)
+console = Console(highlight=False, soft_wrap=True)  # log lines: never wrapped mid-line
 
 
 def print_batch(report: BatchReport) -> None:
@@ -27,7 +29,17 @@ def print_batch(report: BatchReport) -> None:
         r.statement.keyword for r in report.statements if r.statement.phase == "maintenance"
     ]
     upkeep = f", {' '.join(maintenance)}" if maintenance else ""
+    quarantined = f", {report.quarantined} quarantined" if report.quarantined else ""
     console.print(
-        f"[cyan]{report.model}[/] batch {report.batch_id}: {merged}{upkeep}{extra} "
-        f"in {report.seconds:.2f}s"
+        f"[cyan]{report.model}[/] batch {report.batch_id}: {report.input_rows} rows in"
+        f"{quarantined}; {merged}{upkeep}{extra} in {report.seconds:.2f}s"
+    )
+
+
+def print_statement(model: str, batch_id: int, result: StatementResult) -> None:
+    statement = result.statement
+    state = "skipped (already applied)" if result.skipped else f"{result.seconds:.2f}s"
+    console.print(
+        f"  [dim]{model} batch {batch_id} {statement.label} {statement.keyword} "
+        f"(line {statement.line}): {state}[/]"
     )

@@ -1,67 +1,139 @@
-"""`runner stream` and `runner run`: stream a model into its Delta target."""
+"""`runner stream` and `runner run`: stream models into their Delta targets."""
 
 from __future__ import annotations
 
 import signal
 import threading
 from pathlib import Path
+from typing import Annotated
 
 import typer
 
 from runner.cli.errors import reported_errors
-from runner.cli.options import Debug, ModelName, ProjectDir, Target, Vars
-from runner.cli.progress import console, print_batch
+from runner.cli.options import Debug, ProjectDir, Target, Vars
+from runner.cli.progress import console, print_batch, print_statement
 from runner.config import TriggerSpec
+from runner.errors import ConfigError
 from runner.project import load, parse_vars
+from runner.selection import select_models
+
+Models = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--model",
+        "-m",
+        help="A model to run: its file name in models/ without .sql. Example: --model orders_merge",
+    ),
+]
+Selectors = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--select",
+        "-s",
+        help="Models by dbt-style selector: a name, tag:NAME, +NAME (with everything upstream), "
+        "NAME+ (with everything downstream); repeatable. Example: --select orders_merge+",
+    ),
+]
+FullRefresh = Annotated[
+    bool,
+    typer.Option(
+        "--full-refresh",
+        help="Delete the selected models' checkpoints and target tables first, and rebuild them "
+        "from the start of their sources. Example: runner run -m orders_merge --full-refresh",
+    ),
+]
+Verbose = Annotated[
+    bool,
+    typer.Option(
+        "--verbose", "-v", help="Print every statement as it finishes. Example: runner stream -v"
+    ),
+]
 
 
 def stream(
-    model: ModelName,
+    model: Models = None,
+    select: Selectors = None,
     project_dir: ProjectDir = Path("."),
     target: Target = None,
     vars: Vars = None,
+    full_refresh: FullRefresh = False,
+    verbose: Verbose = False,
     debug: Debug = False,
 ) -> None:
-    """Stream a model until stopped (Ctrl-C or SIGTERM stop it after the batch in flight).
+    """Stream models until stopped: Ctrl-C or SIGTERM stop them after the batch in flight.
+
+    Several models run as one query each in one Spark application, upstream first; if one
+    fails, all stop and the failure is reported.
 
     Example: runner stream --model orders_merge
     """
-    _run(model, project_dir, target, vars, debug, trigger=None)
+    _run([*(model or []), *(select or [])], project_dir, target, vars, full_refresh, verbose, debug)
 
 
 def run(
-    model: ModelName,
+    model: Models = None,
+    select: Selectors = None,
     project_dir: ProjectDir = Path("."),
     target: Target = None,
     vars: Vars = None,
+    full_refresh: FullRefresh = False,
+    verbose: Verbose = False,
     debug: Debug = False,
 ) -> None:
-    """Process what the model's source holds now, then exit (trigger availableNow).
+    """Process what the models' sources hold now, then exit (trigger availableNow).
+
+    Models run one after the other, upstream first. For schedulers and CI.
 
     Example: runner run --model orders_merge
     """
-    _run(model, project_dir, target, vars, debug, trigger=TriggerSpec(kind="available_now"))
+    _run(
+        [*(model or []), *(select or [])],
+        project_dir,
+        target,
+        vars,
+        full_refresh,
+        verbose,
+        debug,
+        trigger=TriggerSpec(kind="available_now"),
+    )
 
 
 def _run(
-    model_name: str,
+    selectors: list[str],
     project_dir: Path,
     target: str | None,
     vars_text: str | None,
+    full_refresh: bool,
+    verbose: bool,
     debug: bool,
-    trigger: TriggerSpec | None,
+    trigger: TriggerSpec | None = None,
 ) -> None:
     with reported_errors(debug):
+        if not selectors:
+            raise ConfigError(
+                "name the models to run", hint="for example: --model orders_merge or --select tag:x"
+            )
         project = load(project_dir, target, parse_vars(vars_text))
-        model = project.model(model_name)
+        names = select_models(project, selectors)
+        models = [project.models[name] for name in names]
+        for warning in project.warnings:
+            console.print(f"[yellow]warning:[/] {warning}")
 
-        from runner.spark.pipeline import session_for, stream_model  # starts no JVM yet
+        from runner.spark.pipeline import session_for, stream_models  # starts no JVM yet
+        from runner.spark.query import Callbacks
 
-        console.print(
-            f"[bold]{model.name}[/]: {model.config.stream} -> {model.target_table} "
-            f"(target {project.target.name}, {project.target.master})"
-        )
+        for model in models:
+            console.print(
+                f"[bold]{model.name}[/]: {model.config.stream} -> {model.target_table} "
+                f"(target {project.target.name}, {project.target.master})"
+            )
         spark = session_for(project)
+        if full_refresh:
+            from runner.spark.targets import reset_model
+
+            for model in models:
+                for removed in reset_model(spark, project, model):
+                    console.print(f"full refresh: removed {removed}")
         stop = threading.Event()
 
         def request_stop(signum: int, _frame: object) -> None:
@@ -72,16 +144,16 @@ def _run(
             stop.set()
 
         # Installed after the session exists: pyspark's own SIGINT handler cancels jobs mid-batch.
-        previous = {
-            sig: signal.signal(sig, request_stop) for sig in (signal.SIGINT, signal.SIGTERM)
-        }
+        signals = (signal.SIGINT, signal.SIGTERM)
+        previous = {sig: signal.signal(sig, request_stop) for sig in signals}
+        callbacks = Callbacks(
+            on_batch=print_batch, on_statement=print_statement if verbose else None
+        )
         try:
-            stopped = stream_model(
-                project, model, trigger=trigger, on_batch=print_batch, stop=stop, spark=spark
+            stopped = stream_models(
+                project, models, trigger=trigger, callbacks=callbacks, stop=stop, spark=spark
             )
         finally:
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
         console.print("stopped cleanly." if stopped else "done: no more input.")
-        if stopped:
-            raise typer.Exit(0)

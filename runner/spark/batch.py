@@ -13,6 +13,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 
 from pyspark.sql import DataFrame
@@ -21,6 +22,7 @@ from runner.compile import compile_batch
 from runner.config import ModelSpec
 from runner.errors import RunnerError
 from runner.project import Project
+from runner.spark.eventlog import record_batch
 from runner.spark.sources import BatchSourceContext, prepare_batch
 from runner.spark.statements import StatementResult, Transaction, run_statement
 
@@ -36,7 +38,10 @@ class BatchReport:
 
     model: str
     batch_id: int
+    started_at: datetime | None = None
     seconds: float = 0.0
+    input_rows: int = 0
+    quarantined: int = 0
     statements: list[StatementResult] = field(default_factory=list)
 
     @property
@@ -57,11 +62,13 @@ class BatchExecutor:
         model: ModelSpec,
         checkpoint: Path,
         on_batch: Callable[[BatchReport], None] | None = None,
+        on_statement: Callable[[str, int, StatementResult], None] | None = None,
     ) -> None:
         self.project = project
         self.model = model
         self.checkpoint = checkpoint
         self.on_batch = on_batch
+        self.on_statement = on_statement
         self.failure: RunnerError | None = None
         self.stop_requested = threading.Event()
         self.idle = threading.Event()
@@ -82,18 +89,33 @@ class BatchExecutor:
 
     def _run(self, batch_df: DataFrame, batch_id: int) -> None:
         started = time.monotonic()
+        report = BatchReport(
+            self.model.name, batch_id, started_at=datetime.now(UTC).replace(tzinfo=None)
+        )
         session = batch_df.sparkSession
         stream = self.project.stream_of(self.model)
-        source_context = BatchSourceContext(self.model.name, self.project.target.warehouse)
+        source_context = BatchSourceContext(
+            self.model.name, self.project.target.warehouse, self.query_id
+        )
         batch_df = prepare_batch(stream, batch_df, batch_id, source_context)
-        batch_df.createOrReplaceTempView(self.model.batch_view)
-        report = BatchReport(self.model.name, batch_id)
-        for statement in compile_batch(self.project, self.model, batch_id):
-            txn = None
-            if statement.is_dml:
-                txn = Transaction(f"{self.query_id}:{self.model.name}:{statement.label}", batch_id)
-            report.statements.append(run_statement(session, statement, txn))
+        # The batch is read by several statements (and counted): compute it once.
+        batch_df.persist()
+        try:
+            report.input_rows = batch_df.count()
+            batch_df.createOrReplaceTempView(self.model.batch_view)
+            for statement in compile_batch(self.project, self.model, batch_id):
+                txn = None
+                if statement.is_dml:
+                    app_id = f"{self.query_id}:{self.model.name}:{statement.label}"
+                    txn = Transaction(app_id, batch_id)
+                result = run_statement(session, statement, txn)
+                report.statements.append(result)
+                if self.on_statement is not None:
+                    self.on_statement(self.model.name, batch_id, result)
+        finally:
+            batch_df.unpersist()
         report.seconds = time.monotonic() - started
+        record_batch(session, self.project.target, report, self.query_id)
         if self.on_batch is not None:
             self.on_batch(report)
 

@@ -12,7 +12,7 @@ from runner.project import Project
 from runner.spark.batch import BatchReport
 from runner.spark.jars import pyspark_version
 from runner.spark.kafka_source import connector_coordinates
-from runner.spark.query import start_model, wait_for
+from runner.spark.query import NO_CALLBACKS, Callbacks, start_model, wait_for_all
 from runner.spark.session import build_session
 
 
@@ -30,6 +30,38 @@ def extra_jars_for(project: Project) -> list[str]:
     return []
 
 
+def stream_models(
+    project: Project,
+    models: list[ModelSpec],
+    *,
+    trigger: TriggerSpec | None = None,
+    callbacks: Callbacks = NO_CALLBACKS,
+    stop: threading.Event | None = None,
+    spark: SparkSession | None = None,
+) -> bool:
+    """Stream ``models`` (given upstream first) in one Spark application.
+
+    With an available-now trigger each model drains in turn, so a downstream model sees all its
+    upstream wrote. Otherwise all queries run together until ``stop`` is set or one fails (the
+    others are then stopped after their batch in flight). Returns True when ``stop`` ended it.
+    """
+    spark = spark or session_for(project)
+    stop = stop or threading.Event()
+    drain = (trigger.kind if trigger else None) == "available_now"
+    if drain:
+        for model in models:
+            if stop.is_set():
+                return True
+            running = start_model(spark, project, model, trigger=trigger, callbacks=callbacks)
+            if wait_for_all([running], stop):
+                return True
+        return False
+    running = [
+        start_model(spark, project, model, trigger=trigger, callbacks=callbacks) for model in models
+    ]
+    return wait_for_all(running, stop)
+
+
 def stream_model(
     project: Project,
     model: ModelSpec,
@@ -39,10 +71,12 @@ def stream_model(
     stop: threading.Event | None = None,
     spark: SparkSession | None = None,
 ) -> bool:
-    """Stream ``model`` until its trigger is exhausted, ``stop`` is set, or it fails.
-
-    Returns True when it stopped because ``stop`` was set.
-    """
-    spark = spark or session_for(project)
-    running = start_model(spark, project, model, trigger=trigger, on_batch=on_batch)
-    return wait_for(running, stop)
+    """Stream one model; see stream_models."""
+    return stream_models(
+        project,
+        [model],
+        trigger=trigger,
+        callbacks=Callbacks(on_batch=on_batch),
+        stop=stop,
+        spark=spark,
+    )

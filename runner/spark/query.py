@@ -1,7 +1,8 @@
-"""Start a model's streaming query and wait for it: until done, stopped or failed."""
+"""Start models' streaming queries and watch them: until done, stopped or one fails."""
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -15,6 +16,7 @@ from runner.errors import RunnerError
 from runner.project import Project
 from runner.spark.batch import BatchExecutor, BatchReport
 from runner.spark.sources import read_stream, trigger_kwargs
+from runner.spark.statements import StatementResult
 from runner.spark.targets import ensure_target
 
 
@@ -28,6 +30,39 @@ class RunningModel:
     query: StreamingQuery
     executor: BatchExecutor
 
+    def request_stop(self) -> None:
+        """Stop after the batch in flight: a batch that would start later does no work (it is
+        replayed on the next start), and the one running now finishes first."""
+        self.executor.stop_requested.set()
+        self.executor.idle.wait()
+        self.query.stop()
+
+    def error(self) -> RunnerError | None:
+        """Why the query failed, if it did: the model's own error when there is one."""
+        if self.executor.failure is not None:
+            return self.executor.failure
+        if self.executor.stop_requested.is_set():
+            return None
+        failure = self.query.exception()
+        if failure is None:
+            return None
+        text = str(failure).strip()
+        message = text.splitlines()[0] if text else repr(failure)
+        return StreamFailed(
+            f"the stream of model '{self.model.name}' failed: {message}", file=self.model.file
+        )
+
+
+@dataclass(frozen=True)
+class Callbacks:
+    """Progress hooks, called from the streaming thread of each query."""
+
+    on_batch: Callable[[BatchReport], None] | None = None
+    on_statement: Callable[[str, int, StatementResult], None] | None = None
+
+
+NO_CALLBACKS = Callbacks()
+
 
 def start_model(
     spark: SparkSession,
@@ -35,13 +70,13 @@ def start_model(
     model: ModelSpec,
     *,
     trigger: TriggerSpec | None = None,
-    on_batch: Callable[[BatchReport], None] | None = None,
+    callbacks: Callbacks = NO_CALLBACKS,
 ) -> RunningModel:
     """Create or attach the target, then start the model's query with its checkpoint."""
     ensure_target(spark, project, model)
     stream = project.stream_of(model)
     checkpoint = project.target.checkpoint_for(model.name)
-    executor = BatchExecutor(project, model, checkpoint, on_batch)
+    executor = BatchExecutor(project, model, checkpoint, callbacks.on_batch, callbacks.on_statement)
     query = (
         read_stream(spark, stream)
         .writeStream.queryName(model.name)
@@ -53,32 +88,30 @@ def start_model(
     return RunningModel(model, query, executor)
 
 
-def wait_for(running: RunningModel, stop: threading.Event | None = None) -> bool:
-    """Block until the query ends. Returns True when it ended because ``stop`` was set.
+def wait_for_all(running: list[RunningModel], stop: threading.Event | None = None) -> bool:
+    """Block until every query has ended. Returns True when they ended because ``stop`` was set.
 
-    A stop lets the batch in flight finish; a batch that would start after it does no work and
-    is replayed on the next start. A failed query raises the model's own error (file, line,
-    statement) when there is one.
+    When one query fails, the others are stopped (each after its batch in flight) and the
+    failure is raised: the model's own error (file, line, statement) when there is one.
     """
     stop = stop or threading.Event()
-    query, executor = running.query, running.executor
-    while query.isActive:
+    while any(r.query.isActive for r in running):
         if stop.is_set():
-            executor.stop_requested.set()
-            executor.idle.wait()
-            query.stop()
+            for r in running:
+                r.request_stop()
             break
-        try:
-            query.awaitTermination(0.5)
-        except StreamingQueryException:
-            break  # reported below, from the executor's typed error when there is one
-    if executor.failure is not None:
-        raise executor.failure
-    error = query.exception()
-    if error is not None and not stop.is_set():
-        message = str(error).strip().splitlines()[0] if str(error).strip() else repr(error)
-        raise StreamFailed(
-            f"the stream of model '{running.model.name}' failed: {message}",
-            file=running.model.file,
-        )
+        failed = next((r for r in running if not r.query.isActive and r.error()), None)
+        if failed is not None:
+            for r in running:
+                if r is not failed and r.query.isActive:
+                    r.request_stop()
+            break
+        active = next(r for r in running if r.query.isActive)
+        # a failure is noticed on the next turn and reported from the executor's typed error
+        with contextlib.suppress(StreamingQueryException):
+            active.query.awaitTermination(0.5)
+    for r in running:
+        error = r.error()
+        if error is not None:
+            raise error
     return stop.is_set()

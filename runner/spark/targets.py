@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 from delta.tables import DeltaTable
@@ -35,6 +36,24 @@ def ensure_target(spark: SparkSession, project: Project, model: ModelSpec) -> li
     if missing:
         results.append(run_statement(spark, set_properties_statement(project, model, missing)))
     return results
+
+
+def reset_model(spark: SparkSession, project: Project, model: ModelSpec) -> list[str]:
+    """``--full-refresh``: delete the model's checkpoint and its target table (name and data),
+    so the next start rebuilds the target from the beginning of the source. Returns what was
+    removed, for the operator to read."""
+    removed = []
+    checkpoint = project.target.checkpoint_for(model.name)
+    if checkpoint.exists():
+        shutil.rmtree(checkpoint)
+        removed.append(f"checkpoint {checkpoint}")
+    setup = compile_setup(project, model)
+    _forget_stale_registration(spark, model, setup.table, setup.location)
+    spark.sql(f"DROP TABLE IF EXISTS {setup.table}")
+    if setup.location.exists():
+        shutil.rmtree(setup.location)
+        removed.append(f"table {setup.table} at {setup.location}")
+    return removed
 
 
 def _forget_stale_registration(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 from datetime import datetime
 from decimal import Decimal
@@ -43,7 +44,7 @@ def test_example_streams_four_batches_into_delta(spark: SparkSession, cli, examp
     assert result.exit_code == 0, result.output
     for batch_id in range(4):
         assert f"orders_merge batch {batch_id}:" in result.output
-    assert "batch 0: inserted 3, updated 0, deleted 0" in result.output
+    assert "batch 0: 5 rows in; inserted 3, updated 0, deleted 0" in result.output
     assert rows_of(spark, "silver.orders", "order_id") == EXPECTED_ORDERS
 
     history = spark.sql("DESCRIBE HISTORY silver.orders").collect()
@@ -64,6 +65,27 @@ def test_example_streams_four_batches_into_delta(spark: SparkSession, cli, examp
     assert not any(order == "o6" for order, _ in kinds)  # never reached the table
     late = [r for r in changes if r["order_id"] == "o2" and r["status"] == "paid"]
     assert late == [], "the late, older o2 event must not appear as a change"
+
+
+def test_event_log_has_one_row_per_batch_with_counts(spark: SparkSession, cli, example_project):
+    land_sample(example_project, ["001.json", "002.json", "003.json", "004.json"])
+    assert cli("run", "--model", "orders_merge", "--project-dir", example_project).exit_code == 0
+
+    result = cli("history", "--model", "orders_merge", "-p", example_project, "--format", "json")
+
+    assert result.exit_code == 0, result.output
+    batches = json.loads(result.output)
+    assert [b["batch_id"] for b in batches] == [0, 1, 2, 3]
+    assert [b["input_rows"] for b in batches] == [5, 3, 3, 4]
+    counts = [(b["inserted"], b["updated"], b["deleted"]) for b in batches]
+    assert counts == [(3, 0, 0), (1, 1, 1), (1, 1, 0), (0, 1, 1)]
+    assert [[s["keyword"] for s in b["statements"]] for b in batches][1] == [
+        "CREATE",
+        "MERGE",
+        "OPTIMIZE",
+    ]
+    table = cli("history", "--model", "orders_merge", "-p", example_project)
+    assert "orders_merge: last 4 batches" in table.output
 
 
 def test_one_run_per_file_resumes_from_checkpoint(spark: SparkSession, cli, example_project):

@@ -1,0 +1,83 @@
+"""`runner history`: what each micro-batch of a model did, from the event log."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from runner.cli.errors import reported_errors
+from runner.cli.options import Debug, ProjectDir, Target
+from runner.cli.progress import console
+from runner.project import load
+
+
+def history(
+    model: Annotated[
+        str,
+        typer.Option("--model", "-m", help="The model. Example: --model orders_merge"),
+    ],
+    project_dir: ProjectDir = Path("."),
+    target: Target = None,
+    limit: Annotated[
+        int, typer.Option("--limit", "-n", help="Newest batches to show. Example: -n 50")
+    ] = 20,
+    output: Annotated[
+        str,
+        typer.Option("--format", "-f", help="table (for people) or json. Example: --format json"),
+    ] = "table",
+    debug: Debug = False,
+) -> None:
+    """Show a model's micro-batches from the event log: rows in, MERGE counts, durations.
+
+    Example: runner history --model orders_merge
+    """
+    with reported_errors(debug):
+        project = load(project_dir, target)
+        spec = project.model(model)
+
+        from runner.spark.eventlog import read_history
+        from runner.spark.pipeline import session_for
+
+        rows = read_history(session_for(project), project.target, spec.name, limit)
+        if output == "json":
+            typer.echo(json.dumps([_plain(r.asDict(recursive=True)) for r in rows], indent=2))
+            return
+        table = Table(title=f"{spec.name}: last {len(rows)} batches")
+        for column in ("batch", "started (UTC)", "rows in", "inserted", "updated", "deleted",
+                       "quarantined", "seconds", "statements"):  # fmt: skip
+            table.add_column(
+                column, justify="left" if column in ("started (UTC)", "statements") else "right"
+            )
+        for row in rows:
+            steps = ", ".join(_step(s) for s in row["statements"])
+            table.add_row(
+                str(row["batch_id"]),
+                row["started_at"].strftime("%Y-%m-%d %H:%M:%S"),
+                str(row["input_rows"]),
+                str(row["inserted"]),
+                str(row["updated"]),
+                str(row["deleted"]),
+                str(row["quarantined"]),
+                f"{row['seconds']:.2f}",
+                steps,
+            )
+        console.print(table)
+
+
+def _step(statement: dict) -> str:
+    took = "skipped" if statement["skipped"] else f"{statement['seconds']:.2f}s"
+    return f"{statement['label']} {statement['keyword']} {took}"
+
+
+def _plain(value: object) -> object:
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    if hasattr(value, "isoformat"):
+        return value.isoformat()  # type: ignore[union-attr]
+    return value

@@ -1,0 +1,85 @@
+"""The event log: one row per micro-batch per model, in a Delta table beside the targets.
+
+Written inside the batch, as an idempotent Delta append (the writer's txnAppId / txnVersion), so
+a batch Spark replays after a crash still leaves exactly one row. ``runner history`` reads it.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from pyspark.sql import Row, SparkSession
+
+from runner.config import TargetSpec
+
+if TYPE_CHECKING:
+    from runner.spark.batch import BatchReport
+
+EVENT_LOG_SCHEMA = (
+    "model STRING, batch_id BIGINT, query_id STRING, started_at TIMESTAMP, seconds DOUBLE, "
+    "input_rows BIGINT, inserted BIGINT, updated BIGINT, deleted BIGINT, quarantined BIGINT, "
+    "statements ARRAY<STRUCT<label: STRING, keyword: STRING, seconds: DOUBLE, skipped: BOOLEAN, "
+    "inserted: BIGINT, updated: BIGINT, deleted: BIGINT>>"
+)
+
+
+def event_log_location(target: TargetSpec) -> Path:
+    return target.warehouse / "_runner" / "event_log"
+
+
+def record_batch(
+    session: SparkSession, target: TargetSpec, report: BatchReport, query_id: str
+) -> None:
+    """Append ``report`` to the event log, at most once per (query, model, batch)."""
+    counts = report.merge_counts
+    statements = [
+        Row(
+            label=r.statement.label,
+            keyword=r.statement.keyword,
+            seconds=round(r.seconds, 3),
+            skipped=r.skipped,
+            inserted=r.metrics.get("num_inserted_rows"),
+            updated=r.metrics.get("num_updated_rows"),
+            deleted=r.metrics.get("num_deleted_rows"),
+        )
+        for r in report.statements
+    ]
+    row = (
+        report.model,
+        report.batch_id,
+        query_id,
+        report.started_at or datetime.now(UTC).replace(tzinfo=None),
+        round(report.seconds, 3),
+        report.input_rows,
+        counts.get("num_inserted_rows", 0),
+        counts.get("num_updated_rows", 0),
+        counts.get("num_deleted_rows", 0),
+        report.quarantined,
+        statements,
+    )
+    frame = session.createDataFrame([row], EVENT_LOG_SCHEMA)
+    (
+        frame.write.format("delta")
+        .mode("append")
+        .option("txnAppId", f"{query_id}:{report.model}:event_log")
+        .option("txnVersion", report.batch_id)
+        .save(str(event_log_location(target)))
+    )
+
+
+def read_history(spark: SparkSession, target: TargetSpec, model: str, limit: int) -> list[Row]:
+    """The newest ``limit`` event-log rows of ``model``, oldest first."""
+    location = event_log_location(target)
+    if not (location / "_delta_log").exists():
+        return []
+    rows = (
+        spark.read.format("delta")
+        .load(str(location))
+        .where(f"model = '{model}'")
+        .orderBy("started_at", ascending=False)
+        .limit(limit)
+        .collect()
+    )
+    return list(reversed(rows))
