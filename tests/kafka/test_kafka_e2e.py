@@ -12,7 +12,7 @@ from pyspark.sql import SparkSession
 
 from runner.kafka.producer import EXPECTED_REASONS, create_topic, produce
 
-COUNT, SEED, MALFORMED_SHARE, PER_TRIGGER = 200, 7, 0.1, 60
+COUNT, SEED, MALFORMED_SHARE, PER_TRIGGER = 200, 7, 0.1, 80
 RUNNER = Path(sys.executable).parent / "runner"  # the installed CLI
 BATCH_LINE = re.compile(
     r"orders_kafka_merge batch (\d+): inserted (\d+), updated (\d+), deleted (\d+)"
@@ -45,7 +45,7 @@ def test_runner_run_drains_kafka_into_delta_and_quarantines_the_malformed(
     assert result.returncode == 0, result.stdout + result.stderr
     batches = [tuple(map(int, m.groups())) for m in BATCH_LINE.finditer(result.stdout)]
     assert [b[0] for b in batches] == list(range(len(batches)))
-    assert len(batches) >= COUNT // PER_TRIGGER  # several micro-batches, not one
+    assert len(batches) >= 2  # max_offsets_per_trigger cuts the topic into micro-batches
 
     warehouse = example_project / "target" / "local" / "warehouse"
     target = spark.read.format("delta").load(str(warehouse / "silver" / "orders_from_kafka"))
