@@ -70,7 +70,7 @@ class TargetSetup:
 
 def target_columns(project: Project, model: ModelSpec) -> list[str]:
     """The target's column definitions: the model's ``columns`` or else the stream's schema."""
-    ddl = model.config.columns or project.stream_of(model).columns_ddl
+    ddl = model.config.columns or project.stream_columns_ddl(project.stream_of(model))
     if not ddl:
         raise ConfigError(
             f"the columns of target {model.target_table} are unknown",
@@ -139,7 +139,7 @@ def set_properties_statement(
 
 def batch_context(project: Project, model: ModelSpec, batch_id: int) -> dict[str, Any]:
     """The template context of ``model`` for micro-batch ``batch_id``."""
-    stream_ddl = project.stream_of(model).columns_ddl
+    stream_ddl = project.stream_columns_ddl(project.stream_of(model))
     return model_context(
         model_name=model.name,
         config=ConfigProxy(model.config),

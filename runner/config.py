@@ -19,7 +19,10 @@ FIXED_SCHEMAS = {
 }
 FILE_FORMATS = ("json", "csv", "parquet")
 KAFKA_FORMAT = "kafka"
-SOURCE_FORMATS = (*FILE_FORMATS, *FIXED_SCHEMAS, KAFKA_FORMAT)
+DELTA_FORMAT = "delta"
+SOURCE_FORMATS = (*FILE_FORMATS, *FIXED_SCHEMAS, KAFKA_FORMAT, DELTA_FORMAT)
+# The columns a Delta Change Data Feed adds to the table's own.
+CDF_COLUMNS = "_change_type STRING, _commit_version BIGINT, _commit_timestamp TIMESTAMP"
 TRIGGER_KINDS = ("processing_time", "available_now")
 LINT_SEVERITIES = ("error", "warning")
 
@@ -64,6 +67,9 @@ class StreamSpec:
     options: dict[str, str]
     trigger: TriggerSpec
     kafka: KafkaSpec | None = None  # format kafka: servers, topics, value format (schema above)
+    table: str | None = None  # format delta: a table by name
+    ref: str | None = None  # format delta: the target of this model
+    change_data_feed: bool = False  # format delta: stream the table's Change Data Feed
 
     @property
     def columns_ddl(self) -> str | None:

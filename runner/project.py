@@ -14,22 +14,18 @@ from typing import Any
 import yaml
 
 from runner.config import (
-    FILE_FORMATS,
-    FIXED_SCHEMAS,
-    KAFKA_FORMAT,
+    CDF_COLUMNS,
     LINT_SEVERITIES,
-    SOURCE_FORMATS,
     LintSettings,
     ModelConfig,
     ModelSpec,
     StreamSpec,
     TargetSpec,
-    TriggerSpec,
     build_model_config,
 )
 from runner.ddl import column_names
 from runner.errors import ConfigError, RunnerError, TemplateError
-from runner.kafka.spec import build_kafka_spec
+from runner.streams import conf_value, load_streams
 from runner.templating.context import ConfigProxy, PendingRelation, Relation, model_context
 from runner.templating.environment import TemplateEnvironment
 from runner.yaml_loader import YamlMap, load_yaml
@@ -69,6 +65,20 @@ class Project:
     def stream_of(self, model: ModelSpec) -> StreamSpec:
         return self.streams[model.config.stream or ""]
 
+    def stream_columns_ddl(self, stream: StreamSpec) -> str | None:
+        """The columns a stream's micro-batches have, as DDL, when they are known statically.
+
+        A stream of another model's target has that target's columns, plus the Change Data
+        Feed's own columns when it reads the feed.
+        """
+        if stream.ref and stream.ref in self.models:
+            upstream = self.models[stream.ref]
+            ddl = upstream.config.columns or self.stream_columns_ddl(self.stream_of(upstream))
+            if ddl and stream.change_data_feed:
+                ddl = f"{ddl}, {CDF_COLUMNS}"
+            return ddl
+        return stream.columns_ddl
+
     def template_name(self, model: ModelSpec) -> str:
         return self._template_names[model.name]
 
@@ -107,7 +117,7 @@ def load(
     target_spec = _load_target(doc, root, target)
     project_vars = {**doc.child("vars"), **(cli_vars or {})}
 
-    streams = _load_streams(root / paths["streams"], root)
+    streams, warnings = load_streams(root / paths["streams"], root)
     macro_dir = root / paths["macros"]
     macro_files = sorted(macro_dir.glob("*.sql")) if macro_dir.is_dir() else []
     templates = TemplateEnvironment(macro_files)
@@ -120,6 +130,7 @@ def load(
         models={},
         templates=templates,
         lint=_load_lint_settings(doc),
+        warnings=warnings,
     )
     model_dir = root / paths["models"]
     for file in sorted(model_dir.glob("*.sql")) if model_dir.is_dir() else []:
@@ -164,7 +175,7 @@ def _load_target(doc: YamlMap, root: Path, requested: str | None) -> TargetSpec:
             hint=f"targets defined: {', '.join(targets) or '(none)'}",
         )
     spec = targets.child(name)
-    conf = {str(k): _conf_value(v) for k, v in spec.child("spark_conf").items()}
+    conf = {str(k): conf_value(v) for k, v in spec.child("spark_conf").items()}
     return TargetSpec(
         name=name,
         master=str(spec.get("master", "local[*]")),
@@ -174,10 +185,6 @@ def _load_target(doc: YamlMap, root: Path, requested: str | None) -> TargetSpec:
         ).resolve(),
         spark_conf=conf,
     )
-
-
-def _conf_value(value: Any) -> str:
-    return str(value).lower() if isinstance(value, bool) else str(value)
 
 
 # -- lint settings -------------------------------------------------------------------------
@@ -231,88 +238,6 @@ def _load_lint_settings(doc: YamlMap) -> LintSettings:
 
 
 # -- streams -------------------------------------------------------------------------------
-
-
-def _load_streams(stream_dir: Path, root: Path) -> dict[str, StreamSpec]:
-    streams: dict[str, StreamSpec] = {}
-    files = sorted([*stream_dir.glob("*.yml"), *stream_dir.glob("*.yaml")])
-    for file in files if stream_dir.is_dir() else []:
-        doc = load_yaml(file)
-        declared = doc.child("streams")
-        for name, raw in declared.items():
-            if name in streams:
-                raise ConfigError(
-                    f"stream '{name}' is declared twice (also in {streams[name].file})",
-                    file=file,
-                    line=declared.line_of(name),
-                )
-            if not isinstance(raw, YamlMap):
-                raise ConfigError(
-                    f"stream '{name}' must be a mapping", file=file, line=declared.line_of(name)
-                )
-            streams[name] = _stream_spec(name, raw, file, root)
-    return streams
-
-
-def _stream_spec(name: str, raw: YamlMap, file: Path, root: Path) -> StreamSpec:
-    fmt = raw.get("format")
-    if fmt not in SOURCE_FORMATS:
-        raise ConfigError(
-            f"stream '{name}': format must be one of {', '.join(SOURCE_FORMATS)}, got {fmt!r}",
-            file=file,
-            line=raw.line_of("format"),
-        )
-    path = raw.get("path")
-    if fmt in FILE_FORMATS and not path:
-        raise ConfigError(f"stream '{name}': a {fmt} source needs 'path'", file=file, line=raw.line)
-    schema = raw.get("schema")
-    if fmt in FILE_FORMATS and not schema:
-        raise ConfigError(
-            f"stream '{name}': a {fmt} source needs 'schema' as a DDL string, "
-            'for example "order_id STRING, amount DECIMAL(10,2)"',
-            file=file,
-            line=raw.line,
-        )
-    if fmt in FIXED_SCHEMAS and schema:
-        raise ConfigError(
-            f"stream '{name}': the {fmt} source has a fixed schema ({FIXED_SCHEMAS[fmt]}); "
-            "remove 'schema'",
-            file=file,
-            line=raw.line_of("schema"),
-        )
-    options = {str(k): _conf_value(v) for k, v in raw.child("options").items()}
-    kafka = build_kafka_spec(name, raw, file, options) if fmt == KAFKA_FORMAT else None
-    if kafka is not None:
-        schema = kafka.value_schema
-    return StreamSpec(
-        name=name,
-        file=file,
-        line=raw.line,
-        format=fmt,
-        path=(root / str(path)).resolve() if path else None,
-        schema=str(schema) if schema else None,
-        options=options,
-        trigger=_trigger_spec(name, raw, file),
-        kafka=kafka,
-    )
-
-
-def _trigger_spec(name: str, raw: YamlMap, file: Path) -> TriggerSpec:
-    value = raw.get("trigger")
-    line = raw.line_of("trigger")
-    if value is None:
-        return TriggerSpec()
-    if value == "available_now":
-        return TriggerSpec(kind="available_now")
-    if isinstance(value, YamlMap) and "processing_time" in value:
-        return TriggerSpec(kind="processing_time", interval=str(value["processing_time"]))
-    if isinstance(value, YamlMap) and value.get("available_now") is True:
-        return TriggerSpec(kind="available_now")
-    raise ConfigError(
-        f"stream '{name}': trigger must be 'available_now' or {{processing_time: '10 seconds'}}",
-        file=file,
-        line=line,
-    )
 
 
 # -- models --------------------------------------------------------------------------------
@@ -381,7 +306,7 @@ class _PendingColumns(list):
 
     def _names(self) -> list[str]:
         stream = self._project.streams.get(str(self._config.get("stream")))
-        ddl = stream.columns_ddl if stream else None
+        ddl = self._project.stream_columns_ddl(stream) if stream else None
         return column_names(ddl) if ddl else ["*"]
 
     def __iter__(self):  # type: ignore[override]
@@ -392,6 +317,14 @@ class _PendingColumns(list):
 
 
 def _check_refs(project: Project) -> None:
+    for stream in project.streams.values():
+        if stream.ref and stream.ref not in project.models:
+            raise ConfigError(
+                f"stream '{stream.name}': ref: {stream.ref} names no model",
+                file=stream.file,
+                line=stream.line,
+                hint=f"models: {', '.join(sorted(project.models))}",
+            )
     for model in project.models.values():
         for other in model.refs:
             if other not in project.models:

@@ -17,9 +17,8 @@ def upstream_of(project: Project, name: str) -> set[str]:
     model = project.models[name]
     parents = set(model.refs)
     stream = project.streams.get(model.config.stream or "")
-    source_model = getattr(stream, "ref", None)
-    if source_model:
-        parents.add(source_model)
+    if stream is not None and stream.ref:
+        parents.add(stream.ref)
     return parents & set(project.models)
 
 

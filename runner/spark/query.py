@@ -75,10 +75,15 @@ def start_model(
     """Create or attach the target, then start the model's query with its checkpoint."""
     ensure_target(spark, project, model)
     stream = project.stream_of(model)
+    ref_location = None
+    if stream.ref:  # the upstream target must exist before its changes can be read
+        upstream = project.models[stream.ref]
+        ensure_target(spark, project, upstream)
+        ref_location = project.target.table_location(upstream.target_table)
     checkpoint = project.target.checkpoint_for(model.name)
     executor = BatchExecutor(project, model, checkpoint, callbacks.on_batch, callbacks.on_statement)
     query = (
-        read_stream(spark, stream)
+        read_stream(spark, stream, ref_location)
         .writeStream.queryName(model.name)
         .option("checkpointLocation", str(checkpoint))
         .foreachBatch(executor)

@@ -8,7 +8,7 @@ from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
 
-from runner.config import FILE_FORMATS, KAFKA_FORMAT, StreamSpec, TriggerSpec
+from runner.config import DELTA_FORMAT, FILE_FORMATS, KAFKA_FORMAT, StreamSpec, TriggerSpec
 from runner.errors import ConfigError
 from runner.spark import kafka_source
 
@@ -24,8 +24,13 @@ class BatchSourceContext:
     query_id: str | None = None
 
 
-def read_stream(spark: SparkSession, stream: StreamSpec) -> DataFrame:
-    """The streaming DataFrame a model's micro-batches come from."""
+def read_stream(
+    spark: SparkSession, stream: StreamSpec, ref_location: Path | None = None
+) -> DataFrame:
+    """The streaming DataFrame a model's micro-batches come from.
+
+    ``ref_location`` is where the target of the model a ``ref:`` stream reads lives.
+    """
     if stream.format == KAFKA_FORMAT:
         return kafka_source.read_kafka_stream(spark, stream)
     reader = spark.readStream.format(stream.format).options(**stream.options)
@@ -34,6 +39,13 @@ def read_stream(spark: SparkSession, stream: StreamSpec) -> DataFrame:
         if not stream.path.exists():
             stream.path.mkdir(parents=True, exist_ok=True)  # files arrive later
         return reader.schema(stream.schema).load(str(stream.path))
+    if stream.format == DELTA_FORMAT:
+        if stream.change_data_feed:
+            reader = reader.option("readChangeFeed", "true")
+        if stream.table:
+            return reader.table(stream.table)
+        location = ref_location if stream.ref else stream.path
+        return reader.load(str(location))
     return reader.load()
 
 

@@ -8,6 +8,7 @@ from datetime import datetime
 from decimal import Decimal
 from pathlib import Path
 
+import pytest
 from pyspark.sql import SparkSession
 
 from tests.conftest import land_events, write_project
@@ -86,6 +87,38 @@ def test_event_log_has_one_row_per_batch_with_counts(spark: SparkSession, cli, e
     ]
     table = cli("history", "--model", "orders_merge", "-p", example_project)
     assert "orders_merge: last 4 batches" in table.output
+
+
+EXPECTED_TOTALS = [
+    ("c1", 1, Decimal("10.00")),
+    ("c2", 1, Decimal("25.50")),
+    ("c3", 1, Decimal("5.00")),
+]
+
+
+@pytest.mark.parametrize("files_per_run", [4, 1])
+def test_customer_totals_follow_the_change_data_feed(
+    spark: SparkSession, cli, example_project, files_per_run: int
+):
+    """orders_merge+ runs orders_merge, then customer_totals over its Change Data Feed; the
+    totals equal an aggregate of the final orders table whether the feed arrives at once or
+    file by file."""
+    names = ["001.json", "002.json", "003.json", "004.json"]
+    for start in range(0, len(names), files_per_run):
+        land_sample(example_project, names[start : start + files_per_run])
+        result = cli("run", "--select", "orders_merge+", "--project-dir", example_project)
+        assert result.exit_code == 0, result.output
+        assert result.output.index("orders_merge batch") < result.output.index(
+            "customer_totals batch"
+        )
+
+    assert rows_of(spark, "silver.orders", "order_id") == EXPECTED_ORDERS
+    assert rows_of(spark, "gold.customer_totals", "customer_id") == EXPECTED_TOTALS
+    recomputed = spark.sql(
+        "SELECT customer_id, COUNT(*), CAST(SUM(amount) AS DECIMAL(14,2)) FROM silver.orders "
+        "GROUP BY customer_id ORDER BY customer_id"
+    ).collect()
+    assert [tuple(r) for r in recomputed] == EXPECTED_TOTALS
 
 
 def test_one_run_per_file_resumes_from_checkpoint(spark: SparkSession, cli, example_project):

@@ -105,3 +105,36 @@ def test_pure_half_never_imports_pyspark(example_project: Path) -> None:
         "assert 'pyspark' not in sys.modules, 'pyspark was imported'"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_once_trigger_runs_as_available_now_with_a_warning(project_factory) -> None:
+    streams = "streams:\n  orders:\n    format: rate\n    trigger: once\n"
+    project = load(project_factory({"m": MODEL}, streams=streams))
+    assert project.streams["orders"].trigger.kind == "available_now"
+    (warning,) = project.warnings
+    assert "orders.yml:4" in warning and "deprecated" in warning
+
+
+def test_delta_ref_stream_has_the_upstream_columns_plus_cdf(example_project: Path) -> None:
+    project = load(example_project)
+    stream = project.streams["order_changes"]
+    assert (stream.format, stream.ref, stream.change_data_feed) == ("delta", "orders_merge", True)
+    ddl = project.stream_columns_ddl(stream)
+    assert ddl is not None and ddl.startswith("order_id STRING, customer_id STRING")
+    assert ddl.endswith("_change_type STRING, _commit_version BIGINT, _commit_timestamp TIMESTAMP")
+
+
+@pytest.mark.parametrize(
+    ("stream_yaml", "message"),
+    [
+        ("streams:\n  orders:\n    format: delta\n", "exactly one of 'path', 'table' or 'ref'"),
+        (
+            "streams:\n  orders:\n    format: delta\n    path: x\n    table: s.t\n",
+            "exactly one of",
+        ),
+        ("streams:\n  orders:\n    format: delta\n    ref: ghost\n", "ref: ghost names no model"),
+    ],
+)
+def test_delta_stream_errors(project_factory, stream_yaml, message) -> None:
+    with pytest.raises(ConfigError, match=message):
+        load(project_factory({"m": MODEL}, streams=stream_yaml))

@@ -1,0 +1,143 @@
+"""Load streams/*.yml into StreamSpecs. Pure Python; errors name the file and line.
+
+Formats: json / csv / parquet files (a path and a schema), ``rate`` and ``rate-micro-batch``
+(fixed schema), ``kafka`` (see runner/kafka/spec.py) and ``delta``: a Delta table by ``path`` or
+``table``, or the target of another model by ``ref``, optionally as its Change Data Feed.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from runner.config import (
+    DELTA_FORMAT,
+    FILE_FORMATS,
+    FIXED_SCHEMAS,
+    KAFKA_FORMAT,
+    SOURCE_FORMATS,
+    StreamSpec,
+    TriggerSpec,
+)
+from runner.errors import ConfigError
+from runner.kafka.spec import build_kafka_spec
+from runner.yaml_loader import YamlMap, load_yaml
+
+
+def load_streams(stream_dir: Path, root: Path) -> tuple[dict[str, StreamSpec], list[str]]:
+    """Every stream declared under ``stream_dir``, and warnings (deprecations) to show."""
+    streams: dict[str, StreamSpec] = {}
+    warnings: list[str] = []
+    files = sorted([*stream_dir.glob("*.yml"), *stream_dir.glob("*.yaml")])
+    for file in files if stream_dir.is_dir() else []:
+        doc = load_yaml(file)
+        declared = doc.child("streams")
+        for name, raw in declared.items():
+            if name in streams:
+                raise ConfigError(
+                    f"stream '{name}' is declared twice (also in {streams[name].file})",
+                    file=file,
+                    line=declared.line_of(name),
+                )
+            if not isinstance(raw, YamlMap):
+                raise ConfigError(
+                    f"stream '{name}' must be a mapping", file=file, line=declared.line_of(name)
+                )
+            streams[name] = _stream_spec(name, raw, file, root, warnings)
+    return streams, warnings
+
+
+def _stream_spec(
+    name: str, raw: YamlMap, file: Path, root: Path, warnings: list[str]
+) -> StreamSpec:
+    fmt = raw.get("format")
+    if fmt not in SOURCE_FORMATS:
+        raise ConfigError(
+            f"stream '{name}': format must be one of {', '.join(SOURCE_FORMATS)}, got {fmt!r}",
+            file=file,
+            line=raw.line_of("format"),
+        )
+    path = raw.get("path")
+    if fmt in FILE_FORMATS and not path:
+        raise ConfigError(f"stream '{name}': a {fmt} source needs 'path'", file=file, line=raw.line)
+    schema = raw.get("schema")
+    if fmt in FILE_FORMATS and not schema:
+        raise ConfigError(
+            f"stream '{name}': a {fmt} source needs 'schema' as a DDL string, "
+            'for example "order_id STRING, amount DECIMAL(10,2)"',
+            file=file,
+            line=raw.line,
+        )
+    if fmt in FIXED_SCHEMAS and schema:
+        raise ConfigError(
+            f"stream '{name}': the {fmt} source has a fixed schema ({FIXED_SCHEMAS[fmt]}); "
+            "remove 'schema'",
+            file=file,
+            line=raw.line_of("schema"),
+        )
+    if fmt == DELTA_FORMAT:
+        _check_delta_source(name, raw, file)
+    options = {str(k): conf_value(v) for k, v in raw.child("options").items()}
+    kafka = build_kafka_spec(name, raw, file, options) if fmt == KAFKA_FORMAT else None
+    if kafka is not None:
+        schema = kafka.value_schema
+    return StreamSpec(
+        name=name,
+        file=file,
+        line=raw.line,
+        format=fmt,
+        path=(root / str(path)).resolve() if path else None,
+        schema=str(schema) if schema else None,
+        options=options,
+        trigger=_trigger_spec(name, raw, file, warnings),
+        kafka=kafka,
+        table=str(raw["table"]) if raw.get("table") else None,
+        ref=str(raw["ref"]) if raw.get("ref") else None,
+        change_data_feed=bool(raw.get("change_data_feed", False)),
+    )
+
+
+def _check_delta_source(name: str, raw: YamlMap, file: Path) -> None:
+    given = [key for key in ("path", "table", "ref") if raw.get(key)]
+    if len(given) != 1:
+        raise ConfigError(
+            f"stream '{name}': a delta source needs exactly one of 'path', 'table' or 'ref' "
+            f"(got {', '.join(given) or 'none'})",
+            file=file,
+            line=raw.line,
+            hint="ref: orders_merge reads that model's target; add change_data_feed: true "
+            "to read its changes",
+        )
+    if not isinstance(raw.get("change_data_feed", False), bool):
+        raise ConfigError(
+            f"stream '{name}': change_data_feed must be true or false",
+            file=file,
+            line=raw.line_of("change_data_feed"),
+        )
+
+
+def _trigger_spec(name: str, raw: YamlMap, file: Path, warnings: list[str]) -> TriggerSpec:
+    value = raw.get("trigger")
+    line = raw.line_of("trigger")
+    if value is None:
+        return TriggerSpec()
+    if value == "available_now" or (isinstance(value, YamlMap) and value.get("available_now")):
+        return TriggerSpec(kind="available_now")
+    if value == "once" or (isinstance(value, YamlMap) and value.get("once")):
+        warnings.append(
+            f"{file}:{line}: stream '{name}': trigger 'once' is deprecated in Spark; it runs as "
+            "'available_now' (same data, split into batches by the source's rate limits)"
+        )
+        return TriggerSpec(kind="available_now")
+    if isinstance(value, YamlMap) and "processing_time" in value:
+        return TriggerSpec(kind="processing_time", interval=str(value["processing_time"]))
+    raise ConfigError(
+        f"stream '{name}': trigger must be 'available_now' or {{processing_time: '10 seconds'}}",
+        file=file,
+        line=line,
+    )
+
+
+def conf_value(value: Any) -> str:
+    """YAML scalars as Spark option strings: booleans are 'true' / 'false'."""
+    return str(value).lower() if isinstance(value, bool) else str(value)
