@@ -1,0 +1,233 @@
+"""Benchmark `runner lint` (and `runner compile`): the example project and 200 generated models.
+
+    .venv/bin/python bench/lint_bench.py [--models 200] [--repeat 5]
+
+Times each run in-process (load + render + parse + rules) and as a CLI subprocess (wall time,
+including interpreter start-up and imports), checks that no JVM-side module was imported, and
+writes bench/results/lint.md with the machine, the numbers and the date.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import sqlglot
+
+from runner.compiled import write_compiled
+from runner.lint import lint_project
+from runner.project import load
+
+REPO = Path(__file__).resolve().parents[1]
+RESULTS = REPO / "bench" / "results" / "lint.md"
+RUNNER = Path(sys.executable).with_name("runner")
+
+SCHEMA = (
+    "order_id STRING, customer_id STRING, status STRING, amount DECIMAL(10,2), "
+    "updated_at TIMESTAMP, op STRING"
+)
+
+# Three shapes, cycled: dedupe + MERGE + OPTIMIZE; hand-written ROW_NUMBER view + MERGE;
+# a downstream model reading the previous model's Change Data Feed.
+UPSERT = """{{{{ config(stream='orders', target='silver.t{n}', unique_key='order_id',
+          sequence_by='updated_at', optimize_every={every}, zorder_by=['customer_id'],
+          table_properties={{'delta.enableChangeDataFeed': 'true'}}) }}}}
+
+-- latest event per order
+CREATE OR REPLACE TEMPORARY VIEW latest_{n} AS
+{{{{ dedupe(batch, key='order_id', order_by='updated_at DESC') }}}};
+
+MERGE INTO {{{{ this }}}} AS t
+USING latest_{n} AS s
+ON t.order_id = s.order_id
+WHEN MATCHED AND s.updated_at > t.updated_at AND s.op = 'D' THEN DELETE
+WHEN MATCHED AND s.updated_at > t.updated_at THEN UPDATE SET *
+WHEN NOT MATCHED AND s.op <> 'D' THEN INSERT *;
+"""
+RANKED = """{{{{ config(stream='orders', target='silver.t{n}', unique_key=['order_id', 'status'],
+          table_properties={{'delta.enableChangeDataFeed': 'true'}}) }}}}
+
+CREATE OR REPLACE TEMPORARY VIEW ranked_{n} AS
+WITH numbered AS (
+  SELECT *, ROW_NUMBER() OVER (PARTITION BY order_id, status ORDER BY updated_at DESC) AS rn
+  FROM {{{{ batch }}}}
+)
+SELECT order_id, status, amount, updated_at FROM numbered WHERE rn = 1;
+
+MERGE INTO {{{{ this }}}} AS t
+USING ranked_{n} AS s
+ON t.order_id = s.order_id AND t.status = s.status
+WHEN MATCHED THEN UPDATE SET t.amount = s.amount, t.updated_at = s.updated_at
+WHEN NOT MATCHED THEN INSERT (order_id, status, amount, updated_at)
+  VALUES (s.order_id, s.status, s.amount, s.updated_at);
+"""
+CHANGES = """{{{{ config(stream='orders', target='gold.t{n}', unique_key='customer_id',
+          columns='customer_id STRING, total DECIMAL(12,2)') }}}}
+
+CREATE OR REPLACE TEMPORARY VIEW totals_{n} AS
+SELECT customer_id, sum(amount) AS total
+FROM table_changes('{{{{ ref("m{prev:03d}") }}}}', 0)
+WHERE _change_type IN ('insert', 'update_postimage')
+GROUP BY customer_id;
+
+MERGE INTO {{{{ this }}}} AS t
+USING totals_{n} AS s
+ON t.customer_id = s.customer_id
+WHEN MATCHED THEN UPDATE SET t.total = t.total + s.total
+WHEN NOT MATCHED THEN INSERT (customer_id, total) VALUES (s.customer_id, s.total);
+"""
+
+
+def generate_project(root: Path, count: int) -> Path:
+    (root / "models").mkdir(parents=True)
+    (root / "streams").mkdir()
+    (root / "project.yml").write_text(
+        "name: lint_bench\ndefault_target: local\ntargets:\n  local:\n"
+        "    warehouse: target/local/warehouse\n    checkpoints: target/local/checkpoints\n"
+    )
+    (root / "streams" / "orders.yml").write_text(
+        f'streams:\n  orders:\n    format: json\n    path: landing/orders\n    schema: "{SCHEMA}"\n'
+    )
+    for n in range(count):
+        shape = (UPSERT, RANKED, CHANGES)[n % 3]
+        sql = shape.format(n=n, every=2 + n % 5, prev=n - 1)
+        (root / "models" / f"m{n:03d}.sql").write_text(sql)
+    return root
+
+
+def time_in_process(root: Path, repeat: int) -> tuple[list[float], int, int]:
+    times, findings, statements = [], 0, 0
+    for _ in range(repeat):
+        started = time.perf_counter()
+        result = lint_project(root)
+        times.append(time.perf_counter() - started)
+        findings, statements = len(result.violations), result.statements
+    return times, findings, statements
+
+
+def time_compile(root: Path, repeat: int) -> list[float]:
+    times = []
+    for _ in range(repeat):
+        started = time.perf_counter()
+        write_compiled(load(root))
+        times.append(time.perf_counter() - started)
+    return times
+
+
+def time_cli(args: list[str], repeat: int) -> list[float]:
+    times = []
+    for _ in range(repeat):
+        started = time.perf_counter()
+        done = subprocess.run([str(RUNNER), *args], capture_output=True, text=True)
+        times.append(time.perf_counter() - started)
+        if done.returncode != 0:
+            raise SystemExit(f"runner {' '.join(args)} failed:\n{done.stdout}{done.stderr}")
+    return times
+
+
+def no_jvm_modules(root: Path) -> bool:
+    code = (
+        "import sys\nfrom runner.lint import lint_project\n"
+        f"lint_project({str(root)!r})\n"
+        "print(any(m.split('.')[0] in ('pyspark', 'py4j', 'delta') for m in sys.modules))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return done.stdout.strip() == "False"
+
+
+def machine() -> str:
+    cpu = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return (
+        f"{cpu}, {os.cpu_count()} CPUs, {platform.system()} {platform.release()}, "
+        f"Python {platform.python_version()}, sqlglot {sqlglot.__version__}"
+    )
+
+
+def _load() -> str:
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def summary(times: list[float]) -> str:
+    return (
+        f"median {statistics.median(times) * 1000:.0f} ms "
+        f"(min {min(times) * 1000:.0f}, max {max(times) * 1000:.0f}, n={len(times)})"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--models", type=int, default=200)
+    parser.add_argument("--repeat", type=int, default=5)
+    args = parser.parse_args()
+
+    load_before = _load()
+    with tempfile.TemporaryDirectory() as tmp:
+        example = Path(tmp) / "example"
+        example.mkdir()
+        for item in ("project.yml", "models", "macros", "streams"):
+            if (REPO / item).is_dir():
+                shutil.copytree(REPO / item, example / item)
+            else:
+                shutil.copy2(REPO / item, example / item)
+        generated = generate_project(Path(tmp) / "generated", args.models)
+
+        ex_in, ex_findings, ex_statements = time_in_process(example, args.repeat)
+        ex_cli = time_cli(["lint", "-p", str(example)], args.repeat)
+        gen_in, gen_findings, gen_statements = time_in_process(generated, args.repeat)
+        gen_cli = time_cli(["lint", "-p", str(generated)], args.repeat)
+        gen_compile = time_compile(generated, args.repeat)
+        ex_models = len(list((example / "models").glob("*.sql")))
+        jvm_free = no_jvm_modules(example) and no_jvm_modules(generated)
+
+    lines = [
+        "# `runner lint` benchmark",
+        "",
+        f"- Date: {dt.date.today().isoformat()}",
+        f"- Machine: {machine()}",
+        f"- Command: `.venv/bin/python bench/lint_bench.py --models {args.models} "
+        f"--repeat {args.repeat}`",
+        f"- No pyspark / py4j / delta module imported while linting: {jvm_free}",
+        f"- Load average before / after the run: {load_before} / {_load()} "
+        "(other processes, e.g. Spark test JVMs, inflate the times)",
+        "",
+        "In-process = `lint_project()` (load project, render every model for batch 0 and a",
+        "maintenance batch, parse with the Delta dialect, run all rules). CLI = wall time of",
+        "`runner lint -p <project>` as a subprocess, including interpreter start-up and imports.",
+        "",
+        "| Project | Models | Statements linted | Findings | In-process | CLI wall |",
+        "| --- | --- | --- | --- | --- | --- |",
+        f"| example (repo root) | {ex_models} | {ex_statements} | {ex_findings} | "
+        f"{summary(ex_in)} | {summary(ex_cli)} |",
+        f"| generated | {args.models} | {gen_statements} | {gen_findings} | "
+        f"{summary(gen_in)} | {summary(gen_cli)} |",
+        "",
+        f"`runner compile` (in-process, {args.models} generated models, files and manifest "
+        f"written): {summary(gen_compile)}.",
+        "",
+        f"Example project under 1 s wall as a CLI: {max(ex_cli) < 1.0} "
+        f"(slowest run {max(ex_cli) * 1000:.0f} ms).",
+        "",
+    ]
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    RESULTS.write_text("\n".join(lines))
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
