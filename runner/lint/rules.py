@@ -251,7 +251,8 @@ class ChangeDataFeedNotEnabled(Rule):
 
     `table_changes('silver.orders', ...)` (or `table_changes('{{ ref("orders_merge") }}', ...)`)
     fails at run time unless the model that writes `silver.orders` sets
-    `table_properties={'delta.enableChangeDataFeed': 'true'}`.
+    `table_properties={'delta.enableChangeDataFeed': 'true'}`. The same holds for a model whose
+    stream is declared with `format: delta`, `ref: <model>` and `change_data_feed: true`.
     """
 
     code = "DL006"
@@ -259,7 +260,7 @@ class ChangeDataFeedNotEnabled(Rule):
 
     def check(self, context: ModelContext) -> list[Violation]:
         by_target = {m.target_table.lower(): m for m in context.project.models.values()}
-        found = []
+        found = self._stream_reads(context)
         for parsed, func in context.expressions(exp.Anonymous):
             if func.name.lower() != "table_changes" or not func.expressions:
                 continue
@@ -277,6 +278,22 @@ class ChangeDataFeedNotEnabled(Rule):
                 )
                 found.append(context.violation(self, context.locate_node(parsed, first), message))
         return found
+
+    def _stream_reads(self, context: ModelContext) -> list[Violation]:
+        """The model's stream reads another model's Change Data Feed (streams/*.yml)."""
+        model = context.model
+        stream = context.project.streams.get(model.config.stream or "") if model else None
+        writer = context.project.models.get(getattr(stream, "ref", None) or "")
+        if not getattr(stream, "change_data_feed", False) or writer is None:
+            return []
+        if writer.config.table_properties.get(CDF_PROPERTY, "false").lower() == "true":
+            return []
+        line = context.scan.config_line("stream") or 1
+        message = (
+            f"stream {stream.name} reads the Change Data Feed of {writer.target_table}, but model "
+            f"{writer.name} does not set table_properties={{'{CDF_PROPERTY}': 'true'}}"
+        )
+        return [context.violation(self, context.locate_line(line, stream.name), message)]
 
 
 class MergeWhenNotMatchedBySource(Rule):
