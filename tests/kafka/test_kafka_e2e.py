@@ -14,8 +14,10 @@ from runner.kafka.producer import EXPECTED_REASONS, create_topic, produce
 
 COUNT, SEED, MALFORMED_SHARE, PER_TRIGGER = 200, 7, 0.1, 80
 RUNNER = Path(sys.executable).parent / "runner"  # the installed CLI
+# "orders_kafka_merge batch 0: 90 rows in; inserted 23, updated 0, deleted 0 in 9.1s"
 BATCH_LINE = re.compile(
-    r"orders_kafka_merge batch (\d+): inserted (\d+), updated (\d+), deleted (\d+)"
+    r"orders_kafka_merge batch (\d+): (\d+) rows in[^;]*; "
+    r"inserted (\d+), updated (\d+), deleted (\d+)"
 )
 
 
@@ -53,8 +55,9 @@ def test_runner_run_drains_kafka_into_delta_and_quarantines_the_malformed(
     assert {r["order_id"]: r.asDict() for r in target.collect()} == expected
 
     # The MERGE counts add up to the rows in the target.
-    inserted, deleted = sum(b[1] for b in batches), sum(b[3] for b in batches)
+    inserted, deleted = sum(b[2] for b in batches), sum(b[4] for b in batches)
     assert inserted - deleted == len(expected)
+    assert sum(b[1] for b in batches) == len(sent.good)  # rows in: every good record, once
 
     quarantine = spark.read.format("delta").load(
         str(warehouse / "_quarantine" / "orders_kafka_merge")
