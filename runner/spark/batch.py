@@ -22,9 +22,14 @@ from runner.compile import compile_batch
 from runner.config import ModelSpec
 from runner.errors import RunnerError
 from runner.project import Project
+from runner.spark.errors import first_line
 from runner.spark.eventlog import record_batch
-from runner.spark.sources import BatchSourceContext, prepare_batch
+from runner.spark.sources import BatchSourceContext, batch_source_metrics, prepare_batch
 from runner.spark.statements import StatementResult, Transaction, run_statement
+
+
+class BatchFailed(RunnerError):
+    """A batch failed outside any statement of the model (source, event log, Spark)."""
 
 
 class StopRequested(Exception):
@@ -84,6 +89,15 @@ class BatchExecutor:
         except RunnerError as exc:
             self.failure = exc  # the JVM only carries the text back; keep the typed error
             raise
+        except StopRequested:
+            raise
+        except Exception as exc:
+            self.failure = BatchFailed(
+                f"batch {batch_id} of model '{self.model.name}' failed: {first_line(exc)}",
+                file=self.model.file,
+                hint="the batch was not committed: it runs again on the next start",
+            )
+            raise
         finally:
             self.idle.set()
 
@@ -98,6 +112,9 @@ class BatchExecutor:
             self.model.name, self.project.target.warehouse, self.query_id
         )
         batch_df = prepare_batch(stream, batch_df, batch_id, source_context)
+        report.quarantined = batch_source_metrics(stream, source_context).get(
+            "rows_quarantined", 0
+        )
         # The batch is read by several statements (and counted): compute it once.
         batch_df.persist()
         try:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from pyspark.sql import Row, SparkSession
 
 from runner.config import TargetSpec
+from runner.spark.errors import retry_on_conflict
 
 if TYPE_CHECKING:
     from runner.spark.batch import BatchReport
@@ -60,13 +61,20 @@ def record_batch(
         statements,
     )
     frame = session.createDataFrame([row], EVENT_LOG_SCHEMA)
-    (
+    writer = (
         frame.write.format("delta")
         .mode("append")
         .option("txnAppId", f"{query_id}:{report.model}:event_log")
         .option("txnVersion", report.batch_id)
-        .save(str(event_log_location(target)))
     )
+    retry_on_conflict(lambda: writer.save(str(event_log_location(target))))
+
+
+def ensure_event_log(spark: SparkSession, target: TargetSpec) -> None:
+    """Create the event log before any query runs: two models' first batches would otherwise
+    both try to create it, and one would fail."""
+    location = event_log_location(target)
+    spark.sql(f"CREATE TABLE IF NOT EXISTS delta.`{location}` ({EVENT_LOG_SCHEMA}) USING DELTA")
 
 
 def read_history(spark: SparkSession, target: TargetSpec, model: str, limit: int) -> list[Row]:

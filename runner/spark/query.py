@@ -15,6 +15,7 @@ from runner.config import ModelSpec, TriggerSpec
 from runner.errors import RunnerError
 from runner.project import Project
 from runner.spark.batch import BatchExecutor, BatchReport
+from runner.spark.eventlog import ensure_event_log
 from runner.spark.sources import read_stream, trigger_kwargs
 from runner.spark.statements import StatementResult
 from runner.spark.targets import ensure_target
@@ -73,6 +74,7 @@ def start_model(
     callbacks: Callbacks = NO_CALLBACKS,
 ) -> RunningModel:
     """Create or attach the target, then start the model's query with its checkpoint."""
+    ensure_event_log(spark, project.target)
     ensure_target(spark, project, model)
     stream = project.stream_of(model)
     ref_location = None

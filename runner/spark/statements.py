@@ -7,12 +7,18 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from py4j.protocol import Py4JError, Py4JJavaError
+from py4j.protocol import Py4JError
 from pyspark.errors import PySparkException
 from pyspark.sql import SparkSession
 
 from runner.compile import CompiledStatement
 from runner.errors import ModelSqlError
+from runner.spark.errors import (
+    ConflictRetriesExhausted,
+    first_line,
+    retry_on_conflict,
+    spark_error_text,
+)
 
 TXN_APP_ID = "spark.databricks.delta.write.txnAppId"
 TXN_VERSION = "spark.databricks.delta.write.txnVersion"
@@ -50,7 +56,16 @@ def run_statement(
         session.conf.set(TXN_APP_ID, txn.app_id)
         session.conf.set(TXN_VERSION, str(txn.version))
     try:
-        rows = session.sql(statement.sql).collect()
+        rows = retry_on_conflict(lambda: session.sql(statement.sql).collect())
+    except ConflictRetriesExhausted as exc:
+        raise ModelSqlError(
+            f"{statement.label} ({statement.keyword}) conflicted with concurrent writers to the "
+            f"same table {exc.attempts} times: {first_line(exc.cause)}",
+            file=statement.file,
+            line=statement.line,
+            hint="another job writes this table at the same time (an OPTIMIZE, another "
+            "stream); schedule them apart or partition the writes",
+        ) from None
     except (PySparkException, Py4JError) as exc:
         raise statement_error(statement, exc) from None
     finally:
@@ -83,31 +98,6 @@ def statement_error(statement: CompiledStatement, exc: Exception) -> ModelSqlErr
         detail="failing statement:\n" + _indent(statement.sql),
         hint="run `runner compile` to read the SQL this model renders",
     )
-
-
-def spark_error_text(exc: BaseException) -> str:
-    """The JVM's message of a Spark error, without the Java stack trace.
-
-    pyspark turns a JVM exception into a Python one by asking Spark for the message of its error
-    class. Spark does not know Delta's error classes, so for some Delta errors that lookup fails
-    and a Py4J error about the lookup comes out instead; the original JVM exception is then the
-    oldest one on the chain of Python exceptions, and its own getMessage() is right.
-    """
-    chain: list[BaseException] = []
-    seen: BaseException | None = exc
-    while seen is not None and seen not in chain:
-        chain.append(seen)
-        seen = seen.__cause__ or seen.__context__
-    if isinstance(exc, PySparkException):
-        return str(exc).strip()
-    java_errors = [e for e in chain if isinstance(e, Py4JJavaError)]
-    if java_errors:
-        original = java_errors[-1].java_exception
-        try:
-            return str(original.getMessage()).strip()
-        except Py4JError:
-            return str(original.toString()).strip()
-    return str(exc).strip()
 
 
 def _indent(sql: str) -> str:

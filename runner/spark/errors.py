@@ -1,0 +1,96 @@
+"""Reading Spark's errors, and retrying the ones a concurrent writer causes."""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable
+from typing import TypeVar
+
+from py4j.protocol import Py4JError, Py4JJavaError
+from pyspark.errors import PySparkException
+
+T = TypeVar("T")
+
+# Delta's optimistic concurrency: another writer committed first (an OPTIMIZE from another
+# process, say). Running the statement again on the new version is the documented remedy.
+CONFLICT_MARKERS = (
+    "DELTA_CONCURRENT_",
+    "DELTA_METADATA_CHANGED",
+    "DELTA_PROTOCOL_CHANGED",
+    "ConcurrentAppendException",
+    "ConcurrentDeleteReadException",
+    "ConcurrentDeleteDeleteException",
+    "ConcurrentTransactionException",
+    "MetadataChangedException",
+    "ProtocolChangedException",
+)
+CONFLICT_ATTEMPTS = 4
+CONFLICT_BACKOFF_SECONDS = 0.5
+
+
+class ConflictRetriesExhausted(Exception):
+    """Still conflicting with concurrent writers after every attempt; carries the last cause."""
+
+    def __init__(self, attempts: int, cause: BaseException) -> None:
+        super().__init__(f"still conflicting after {attempts} attempts: {first_line(cause)}")
+        self.attempts = attempts
+        self.cause = cause
+
+
+def spark_error_text(exc: BaseException) -> str:
+    """The JVM's message of a Spark error, without the Java stack trace.
+
+    pyspark turns a JVM exception into a Python one by asking Spark for the message of its error
+    class. Spark does not know Delta's error classes, so for some Delta errors that lookup fails
+    and a Py4J error about the lookup comes out instead; the original JVM exception is then the
+    oldest one on the chain of Python exceptions, and its own getMessage() is right.
+    """
+    chain: list[BaseException] = []
+    seen: BaseException | None = exc
+    while seen is not None and seen not in chain:
+        chain.append(seen)
+        seen = seen.__cause__ or seen.__context__
+    if isinstance(exc, PySparkException):
+        return str(exc).strip()
+    java_errors = [e for e in chain if isinstance(e, Py4JJavaError)]
+    if java_errors:
+        original = java_errors[-1].java_exception
+        try:
+            return str(original.getMessage()).strip()
+        except Py4JError:
+            return str(original.toString()).strip()
+    return str(exc).strip()
+
+
+def first_line(exc: BaseException) -> str:
+    text = spark_error_text(exc)
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def is_conflict(exc: BaseException) -> bool:
+    text = spark_error_text(exc)
+    return any(marker in text for marker in CONFLICT_MARKERS)
+
+
+def retry_on_conflict(
+    action: Callable[[], T],
+    *,
+    attempts: int = CONFLICT_ATTEMPTS,
+    backoff: float = CONFLICT_BACKOFF_SECONDS,
+    on_retry: Callable[[int, BaseException], None] | None = None,
+) -> T:
+    """Run ``action``; when a concurrent Delta commit makes it fail, wait (exponential backoff
+    with jitter) and run it again, ``attempts`` times at most. Other errors pass straight on."""
+    for attempt in range(1, attempts + 1):
+        try:
+            return action()
+        except (PySparkException, Py4JError) as exc:
+            if not is_conflict(exc):
+                raise
+            if attempt == attempts:
+                raise ConflictRetriesExhausted(attempts, exc) from exc
+            if on_retry is not None:
+                on_retry(attempt, exc)
+            time.sleep(backoff * 2 ** (attempt - 1) * (1 + random.random() / 2))
+    raise AssertionError("unreachable")

@@ -1,0 +1,266 @@
+"""Exactly-once across crashes: `runner stream` is SIGKILLed again and again while events keep
+landing, then drained; the tables equal an oracle computed in plain Python.
+
+The downstream model adds to running totals (``t.total_amount + s.amount_delta``), so a batch
+applied twice would show. Half of the kills land right after a batch's first statement finished,
+while its MERGE runs; the others at random moments.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+from pyspark.sql import SparkSession
+
+from tests.conftest import land_events
+
+RUNNER = str(Path(sys.executable).parent / "runner")
+FILES = 24
+KILLS = 6
+SEED = 20261121
+
+
+@dataclass(frozen=True)
+class Event:
+    order_id: str
+    customer_id: str
+    amount: Decimal
+    updated_at: str
+    op: str
+
+    def json(self) -> str:
+        return json.dumps(
+            {
+                "order_id": self.order_id,
+                "customer_id": self.customer_id,
+                "status": "deleted" if self.op == "D" else "open",
+                "amount": float(self.amount),
+                "updated_at": self.updated_at,
+                "op": self.op,
+            }
+        )
+
+
+def generate_files(seed: int, count: int) -> list[list[Event]]:
+    """Files of order events: new orders, updates (some moving an order to another customer),
+    deletes, late events older than what the table holds, and exact duplicates in a file."""
+    rng = random.Random(seed)
+    live: dict[str, Event] = {}
+    next_id = 0
+    clock = 0
+
+    def stamp(seconds: int) -> str:
+        return f"2024-01-01T{seconds // 3600:02d}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
+
+    files = []
+    for _ in range(count):
+        events: list[Event] = []
+        for _ in range(rng.randint(3, 7)):
+            clock += 60
+            roll = rng.random()
+            if roll < 0.4 or not live:
+                next_id += 1
+                event = Event(
+                    f"o{next_id}", f"c{rng.randint(1, 5)}", Decimal(rng.randint(100, 9999)) / 100,
+                    stamp(clock), "U",
+                )  # fmt: skip
+            elif roll < 0.75:
+                old = live[rng.choice(sorted(live))]
+                customer = f"c{rng.randint(1, 5)}" if rng.random() < 0.3 else old.customer_id
+                event = Event(
+                    old.order_id, customer, Decimal(rng.randint(100, 9999)) / 100, stamp(clock), "U"
+                )
+            elif roll < 0.85:
+                old = live.pop(rng.choice(sorted(live)))
+                event = Event(old.order_id, old.customer_id, old.amount, stamp(clock), "D")
+                events.append(event)
+                continue
+            elif roll < 0.95:
+                old = live[rng.choice(sorted(live))]  # late: one second older than the latest
+                late_at = stamp(_seconds(old.updated_at) - 1)
+                events.append(Event(old.order_id, "c9", Decimal("999.99"), late_at, "U"))
+                continue
+            else:
+                events.append(
+                    events[-1] if events else Event("o0", "c1", Decimal(1), stamp(0), "D")
+                )
+                continue
+            live[event.order_id] = event
+            events.append(event)
+        files.append(events)
+    return files
+
+
+def _seconds(stamp: str) -> int:
+    hours, minutes, seconds = (int(p) for p in stamp[11:].split(":"))
+    return hours * 3600 + minutes * 60 + seconds
+
+
+def oracle(files: list[list[Event]]) -> dict[str, Event]:
+    """The orders table the model promises: per file (one micro-batch), the latest event per
+    key; applied when newer than the stored row; a delete removes; a delete of an unknown key
+    does nothing."""
+    table: dict[str, Event] = {}
+    for events in files:
+        latest: dict[str, Event] = {}
+        for event in events:
+            if event.order_id not in latest or event.updated_at > latest[event.order_id].updated_at:
+                latest[event.order_id] = event
+        for key, event in latest.items():
+            stored = table.get(key)
+            if stored is None:
+                if event.op != "D":
+                    table[key] = event
+            elif event.updated_at > stored.updated_at:
+                if event.op == "D":
+                    del table[key]
+                else:
+                    table[key] = event
+    return table
+
+
+def fast_triggers(project: Path) -> None:
+    for name in ("orders.yml", "order_changes.yml"):
+        path = project / "streams" / name
+        path.write_text(
+            path.read_text().replace("processing_time: 5 seconds", "processing_time: 1 second")
+        )
+
+
+class StreamProcess:
+    """`runner stream` in its own process group, its output read line by line."""
+
+    def __init__(self, project: Path) -> None:
+        self.lines: list[str] = []
+        self.process = subprocess.Popen(
+            [RUNNER, "stream", "--select", "orders_merge+", "--verbose", "-p", str(project)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            start_new_session=True,
+            env={**os.environ, "COLUMNS": "200"},
+        )
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        assert self.process.stdout is not None
+        for line in self.process.stdout:
+            self.lines.append(line.rstrip("\n"))
+
+    def wait_for(self, pattern: re.Pattern[str], start: int, timeout: float) -> int | None:
+        """Index of the first line from ``start`` on matching ``pattern``."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            for index in range(start, len(self.lines)):
+                if pattern.search(self.lines[index]):
+                    return index
+            if self.process.poll() is not None:
+                return None
+            time.sleep(0.02)
+        return None
+
+    def kill(self) -> None:
+        """SIGKILL the runner and its JVM together: a machine that loses power."""
+        os.killpg(self.process.pid, signal.SIGKILL)
+        self.process.wait(timeout=30)
+        self._reader.join(timeout=10)
+
+
+AFTER_FIRST_STATEMENT = re.compile(r"orders_merge batch \d+ batch\[0\] CREATE")
+ANY_BATCH = re.compile(r"batch \d+: \d+ rows in")
+
+
+def test_sigkill_and_restart_never_loses_or_doubles_a_batch(
+    spark: SparkSession, example_project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fast_triggers(example_project)
+    landing = example_project / "target" / "landing" / "orders"
+    files = generate_files(SEED, FILES)
+
+    def produce() -> None:
+        for number, events in enumerate(files):
+            land_events(landing, f"{number:03d}.json", [e.json() for e in events])
+            time.sleep(0.6)
+
+    producer = threading.Thread(target=produce, daemon=True)
+    producer.start()
+    rng = random.Random(SEED)
+    kills: list[str] = []
+    for cycle in range(KILLS):
+        stream = StreamProcess(example_project)
+        if cycle % 2 == 0:
+            hit = stream.wait_for(AFTER_FIRST_STATEMENT, 0, timeout=120)
+            where = stream.lines[hit] if hit is not None else "(no batch started)"
+            stream.kill()
+            kills.append(f"kill {cycle + 1}: between statements, right after: {where.strip()}")
+        else:
+            stream.wait_for(ANY_BATCH, 0, timeout=120)
+            time.sleep(rng.uniform(0.2, 4.0))
+            stream.kill()
+            last = next((ln for ln in reversed(stream.lines) if "batch" in ln), "(none)")
+            kills.append(f"kill {cycle + 1}: at a random moment, last output: {last.strip()}")
+        assert stream.process.returncode == -signal.SIGKILL
+    producer.join()
+
+    drain = subprocess.run(
+        [RUNNER, "run", "--select", "orders_merge+", "-p", str(example_project)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert drain.returncode == 0, drain.stdout + drain.stderr
+
+    warehouse = example_project / "target" / "local" / "warehouse"
+    expected = oracle(files)
+    assert table_rows(spark, warehouse / "silver" / "orders", "order_id") == sorted(
+        (e.order_id, e.customer_id, "open", e.amount.quantize(Decimal("0.01")),
+         _timestamp(e.updated_at))
+        for e in expected.values()
+    )  # fmt: skip
+    totals: dict[str, tuple[int, Decimal]] = {}
+    for event in expected.values():
+        count, amount = totals.get(event.customer_id, (0, Decimal(0)))
+        totals[event.customer_id] = (count + 1, amount + event.amount)
+    assert table_rows(spark, warehouse / "gold" / "customer_totals", "customer_id") == [
+        (customer, count, amount.quantize(Decimal("0.01")))
+        for customer, (count, amount) in sorted(totals.items())
+    ]
+    log = spark.read.format("delta").load(str(warehouse / "_runner" / "event_log"))
+    per_model = {
+        model: sorted(r["batch_id"] for r in log.where(f"model = '{model}'").collect())
+        for model in ("orders_merge", "customer_totals")
+    }
+    assert per_model["orders_merge"] == list(range(FILES))  # one row per batch, none twice
+    assert per_model["customer_totals"] == list(range(len(per_model["customer_totals"])))
+    between = [k for k in kills if "between statements" in k and "batch[0]" in k]
+    with capsys.disabled():
+        print(f"\n{len(kills)} SIGKILLs ({len(between)} between two statements of a batch):")
+        for line in kills:
+            print("  " + line)
+    assert len(kills) >= 5 and len(between) >= 2
+
+
+def table_rows(spark: SparkSession, location: Path, order_by: str) -> list[tuple]:
+    """Rows of the Delta table at ``location`` (the runs were other processes: no table name
+    is registered in this session)."""
+    frame = spark.read.format("delta").load(str(location))
+    return [tuple(row) for row in frame.orderBy(order_by).collect()]
+
+
+def _timestamp(stamp: str):
+    from datetime import datetime
+
+    return datetime.fromisoformat(stamp)
