@@ -79,6 +79,7 @@ class BatchExecutor:
         self.idle = threading.Event()
         self.idle.set()
         self._query_id: str | None = None
+        self.last_batch_id: int | None = None  # the newest batch this process completed
 
     def __call__(self, batch_df: DataFrame, batch_id: int) -> None:
         self.idle.clear()
@@ -133,6 +134,7 @@ class BatchExecutor:
             batch_df.unpersist()
         report.seconds = time.monotonic() - started
         record_batch(session, self.project.target, report, self.query_id)
+        self.last_batch_id = batch_id
         if self.on_batch is not None:
             self.on_batch(report)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -19,6 +20,8 @@ from runner.spark.eventlog import ensure_event_log
 from runner.spark.sources import read_stream, trigger_kwargs
 from runner.spark.statements import StatementResult
 from runner.spark.targets import ensure_target
+
+COMMIT_WAIT_SECONDS = 30
 
 
 class StreamFailed(RunnerError):
@@ -36,6 +39,16 @@ class RunningModel:
         replayed on the next start), and the one running now finishes first."""
         self.executor.stop_requested.set()
         self.executor.idle.wait()
+        # foreachBatch has returned; Spark still has to write the batch to the checkpoint's
+        # commit log. It reports the batch's progress only after that: wait for it, so the
+        # batch is not replayed (harmlessly, but needlessly) on the next start.
+        finished = self.executor.last_batch_id
+        deadline = time.monotonic() + COMMIT_WAIT_SECONDS
+        while finished is not None and self.query.isActive and time.monotonic() < deadline:
+            progress = self.query.lastProgress
+            if progress is not None and progress["batchId"] >= finished:
+                break
+            time.sleep(0.05)
         self.query.stop()
 
     def error(self) -> RunnerError | None:

@@ -1,0 +1,54 @@
+"""`runner` as a separate process, the way operators run it."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+RUNNER = str(Path(sys.executable).parent / "runner")
+
+
+class StreamProcess:
+    """`runner stream` in its own process group, its output read line by line."""
+
+    def __init__(self, project: Path, select: str = "orders_merge+") -> None:
+        self.lines: list[str] = []
+        self.process = subprocess.Popen(
+            [RUNNER, "stream", "--select", select, "--verbose", "-p", str(project)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            start_new_session=True,
+            env={**os.environ, "COLUMNS": "200"},
+        )
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        assert self.process.stdout is not None
+        for line in self.process.stdout:
+            self.lines.append(line.rstrip("\n"))
+
+    def wait_for(self, pattern: re.Pattern[str], start: int, timeout: float) -> int | None:
+        """Index of the first line from ``start`` on matching ``pattern``."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            for index in range(start, len(self.lines)):
+                if pattern.search(self.lines[index]):
+                    return index
+            if self.process.poll() is not None:
+                return None
+            time.sleep(0.02)
+        return None
+
+    def kill(self) -> None:
+        """SIGKILL the runner and its JVM together: a machine that loses power."""
+        os.killpg(self.process.pid, signal.SIGKILL)
+        self.process.wait(timeout=30)
+        self._reader.join(timeout=10)
