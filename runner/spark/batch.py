@@ -58,6 +58,49 @@ class BatchReport:
         return totals
 
 
+def run_batch(
+    project: Project,
+    model: ModelSpec,
+    batch_df: DataFrame,
+    batch_id: int,
+    *,
+    query_id: str,
+    on_statement: Callable[[str, int, StatementResult], None] | None = None,
+) -> BatchReport:
+    """Everything one micro-batch does, on ``batch_df``'s own session: source-side work, the
+    batch view, the model's statements (DML under Delta's idempotent-write identity
+    ``<query_id>:<model>:<statement>`` / ``batch_id``), maintenance, and the event-log row.
+
+    ``foreachBatch`` calls it through BatchExecutor; model unit tests call it directly with
+    batches they build, so both go through exactly this code.
+    """
+    started = time.monotonic()
+    report = BatchReport(model.name, batch_id, started_at=datetime.now(UTC).replace(tzinfo=None))
+    session = batch_df.sparkSession
+    stream = project.stream_of(model)
+    source_context = BatchSourceContext(model.name, project.target.warehouse, query_id)
+    batch_df = prepare_batch(stream, batch_df, batch_id, source_context)
+    report.quarantined = batch_source_metrics(stream, source_context).get("rows_quarantined", 0)
+    # The batch is read by several statements (and counted): compute it once.
+    batch_df.persist()
+    try:
+        report.input_rows = batch_df.count()
+        batch_df.createOrReplaceTempView(model.batch_view)
+        for statement in compile_batch(project, model, batch_id):
+            txn = None
+            if statement.is_dml:
+                txn = Transaction(f"{query_id}:{model.name}:{statement.label}", batch_id)
+            result = run_statement(session, statement, txn)
+            report.statements.append(result)
+            if on_statement is not None:
+                on_statement(model.name, batch_id, result)
+    finally:
+        batch_df.unpersist()
+    report.seconds = time.monotonic() - started
+    record_batch(session, project.target, report, query_id)
+    return report
+
+
 class BatchExecutor:
     """Callable passed to ``foreachBatch`` for one model."""
 
@@ -103,37 +146,14 @@ class BatchExecutor:
             self.idle.set()
 
     def _run(self, batch_df: DataFrame, batch_id: int) -> None:
-        started = time.monotonic()
-        report = BatchReport(
-            self.model.name, batch_id, started_at=datetime.now(UTC).replace(tzinfo=None)
+        report = run_batch(
+            self.project,
+            self.model,
+            batch_df,
+            batch_id,
+            query_id=self.query_id,
+            on_statement=self.on_statement,
         )
-        session = batch_df.sparkSession
-        stream = self.project.stream_of(self.model)
-        source_context = BatchSourceContext(
-            self.model.name, self.project.target.warehouse, self.query_id
-        )
-        batch_df = prepare_batch(stream, batch_df, batch_id, source_context)
-        report.quarantined = batch_source_metrics(stream, source_context).get(
-            "rows_quarantined", 0
-        )
-        # The batch is read by several statements (and counted): compute it once.
-        batch_df.persist()
-        try:
-            report.input_rows = batch_df.count()
-            batch_df.createOrReplaceTempView(self.model.batch_view)
-            for statement in compile_batch(self.project, self.model, batch_id):
-                txn = None
-                if statement.is_dml:
-                    app_id = f"{self.query_id}:{self.model.name}:{statement.label}"
-                    txn = Transaction(app_id, batch_id)
-                result = run_statement(session, statement, txn)
-                report.statements.append(result)
-                if self.on_statement is not None:
-                    self.on_statement(self.model.name, batch_id, result)
-        finally:
-            batch_df.unpersist()
-        report.seconds = time.monotonic() - started
-        record_batch(session, self.project.target, report, self.query_id)
         self.last_batch_id = batch_id
         if self.on_batch is not None:
             self.on_batch(report)
