@@ -8,10 +8,11 @@ from typing import Annotated
 import typer
 
 from runner.cli.errors import reported_errors
-from runner.cli.options import Debug, ProjectDir, Select, Target, Vars, selected_models
+from runner.cli.options import Debug, ProjectDir, Select, Target, Vars
 from runner.cli.progress import console
 from runner.compiled import project_path, write_compiled
 from runner.project import load, parse_vars
+from runner.selection import select_models
 
 
 def compile_models(
@@ -37,6 +38,7 @@ def compile_models(
     """
     with reported_errors(debug):
         project = load(project_dir, target, parse_vars(vars))
-        written = write_compiled(project, selected_models(select), batch_id)
+        names = select_models(project, select) if select else None
+        written = write_compiled(project, names, batch_id)
         for path in written:
             console.print(f"wrote {project_path(project, path)}")

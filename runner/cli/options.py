@@ -49,8 +49,9 @@ Select = Annotated[
     typer.Option(
         "--select",
         "-s",
-        help="Only these models (repeat the option or separate names with commas; default: all). "
-        "Example: --select orders_merge,customers_merge",
+        help="Models by dbt-style selector: a name, tag:NAME, +NAME (with everything upstream), "
+        "NAME+ (with everything downstream); repeat it or separate with commas. "
+        "Example: --select orders_merge+",
     ),
 ]
 

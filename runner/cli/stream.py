@@ -10,7 +10,7 @@ from typing import Annotated
 import typer
 
 from runner.cli.errors import reported_errors
-from runner.cli.options import Debug, ProjectDir, Target, Vars
+from runner.cli.options import Debug, ProjectDir, Select, Target, Vars
 from runner.cli.progress import console, print_batch, print_statement
 from runner.config import TriggerSpec
 from runner.errors import ConfigError
@@ -23,15 +23,6 @@ Models = Annotated[
         "--model",
         "-m",
         help="A model to run: its file name in models/ without .sql. Example: --model orders_merge",
-    ),
-]
-Selectors = Annotated[
-    list[str] | None,
-    typer.Option(
-        "--select",
-        "-s",
-        help="Models by dbt-style selector: a name, tag:NAME, +NAME (with everything upstream), "
-        "NAME+ (with everything downstream); repeatable. Example: --select orders_merge+",
     ),
 ]
 FullRefresh = Annotated[
@@ -52,7 +43,7 @@ Verbose = Annotated[
 
 def stream(
     model: Models = None,
-    select: Selectors = None,
+    select: Select = None,
     project_dir: ProjectDir = Path("."),
     target: Target = None,
     vars: Vars = None,
@@ -72,7 +63,7 @@ def stream(
 
 def run(
     model: Models = None,
-    select: Selectors = None,
+    select: Select = None,
     project_dir: ProjectDir = Path("."),
     target: Target = None,
     vars: Vars = None,
