@@ -77,11 +77,13 @@ def retry_on_conflict(
     action: Callable[[], T],
     *,
     attempts: int = CONFLICT_ATTEMPTS,
-    backoff: float = CONFLICT_BACKOFF_SECONDS,
+    backoff: float | None = None,
     on_retry: Callable[[int, BaseException], None] | None = None,
 ) -> T:
     """Run ``action``; when a concurrent Delta commit makes it fail, wait (exponential backoff
-    with jitter) and run it again, ``attempts`` times at most. Other errors pass straight on."""
+    with jitter, from ``backoff`` or CONFLICT_BACKOFF_SECONDS) and run it again, ``attempts``
+    times at most. Other errors pass straight on."""
+    backoff = CONFLICT_BACKOFF_SECONDS if backoff is None else backoff
     for attempt in range(1, attempts + 1):
         try:
             return action()
