@@ -42,7 +42,7 @@ def history(
         from runner.spark.eventlog import read_history
         from runner.spark.pipeline import session_for
 
-        rows = read_history(session_for(project), project.target, spec.name, limit)
+        rows = read_history(session_for(project, []), project.target, spec.name, limit)
         if output == "json":
             typer.echo(json.dumps([_plain(r.asDict(recursive=True)) for r in rows], indent=2))
             return

@@ -34,7 +34,7 @@ def show(
 
         project = load(project_dir, target, parse_vars(vars))
         spec = project.model(model)
-        spark = session_for(project)
+        spark = session_for(project, [])  # reads Delta only
         ensure_target(spark, project, spec)
         frame = spark.table(spec.target_table)
         keys = spec.config.unique_keys

@@ -118,7 +118,7 @@ def _run(
                 f"[bold]{model.name}[/]: {model.config.stream} -> {model.target_table} "
                 f"(target {project.target.name}, {project.target.master})"
             )
-        spark = session_for(project)
+        spark = session_for(project, models)
         if full_refresh:
             from runner.spark.targets import reset_model
 

@@ -16,16 +16,20 @@ from runner.spark.query import NO_CALLBACKS, Callbacks, start_model, wait_for_al
 from runner.spark.session import build_session
 
 
-def session_for(project: Project) -> SparkSession:
+def session_for(project: Project, models: list[ModelSpec] | None = None) -> SparkSession:
+    """The session for ``project``'s target, with the jars ``models`` (default: all) need."""
     return build_session(
-        project.target, app_name=f"runner:{project.name}", extra_jars=extra_jars_for(project)
+        project.target,
+        app_name=f"runner:{project.name}",
+        extra_jars=extra_jars_for(project, models),
     )
 
 
-def extra_jars_for(project: Project) -> list[str]:
-    """Maven coordinates the project's sources need beyond Delta: Spark's Kafka connector when
-    a stream reads Kafka (so projects without Kafka do not download it)."""
-    if any(stream.format == KAFKA_FORMAT for stream in project.streams.values()):
+def extra_jars_for(project: Project, models: list[ModelSpec] | None = None) -> list[str]:
+    """Maven coordinates the models' sources need beyond Delta: Spark's Kafka connector when
+    one of them reads Kafka (so runs without Kafka neither download nor load it)."""
+    chosen = models if models is not None else list(project.models.values())
+    if any(project.stream_of(model).format == KAFKA_FORMAT for model in chosen):
         return connector_coordinates(pyspark_version())
     return []
 
