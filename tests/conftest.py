@@ -1,14 +1,19 @@
-"""Fixtures shared by every test folder. Nothing here imports pyspark."""
+"""Fixtures shared by every test folder. Nothing here imports pyspark until a test asks for
+``spark``."""
 
 from __future__ import annotations
 
 import os
 import shutil
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -75,6 +80,26 @@ def example_project(tmp_path: Path) -> Path:
         elif source.exists():
             shutil.copy2(source, root / item)
     return root
+
+
+@pytest.fixture(scope="session")
+def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SparkSession]:
+    """The suite's one SparkSession: real Spark, real Delta, small and quiet. Only tests that ask
+    for it start a JVM (pyspark is imported here, lazily, for the same reason)."""
+    from runner.config import TargetSpec
+    from runner.spark.session import build_session
+
+    root = tmp_path_factory.mktemp("spark")
+    target = TargetSpec(
+        name="test",
+        master="local[2]",
+        warehouse=root / "warehouse",
+        checkpoint_root=root / "checkpoints",
+        spark_conf={"spark.sql.shuffle.partitions": "2", "spark.default.parallelism": "2"},
+    )
+    session = build_session(target, app_name="runner-tests")
+    yield session
+    session.stop()
 
 
 @pytest.fixture

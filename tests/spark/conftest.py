@@ -1,4 +1,5 @@
-"""One SparkSession (real Spark, real Delta) for every test in this folder.
+"""Helpers for the tests on real Spark and Delta. The one SparkSession of the suite is the
+``spark`` fixture in tests/conftest.py.
 
 Commands run in-process through typer's CliRunner reuse it: build_session's getOrCreate joins
 the running session instead of starting a second JVM.
@@ -6,29 +7,10 @@ the running session instead of starting a second JVM.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from pyspark.sql import SparkSession
-
-from runner.config import TargetSpec
-from runner.spark.session import build_session
-
-
-@pytest.fixture(scope="session")
-def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SparkSession]:
-    root = tmp_path_factory.mktemp("spark")
-    target = TargetSpec(
-        name="test",
-        master="local[2]",
-        warehouse=root / "warehouse",
-        checkpoint_root=root / "checkpoints",
-        spark_conf={"spark.sql.shuffle.partitions": "2", "spark.default.parallelism": "2"},
-    )
-    session = build_session(target, app_name="runner-tests")
-    yield session
-    session.stop()
 
 
 def rows_of(spark: SparkSession, table: str, order_by: str) -> list[tuple]:
