@@ -29,8 +29,8 @@ class Violation:
     rule: str = ""
 
 
-class Rule:
-    """Base class of lint rules. Subclasses set ``code`` and ``severity`` and a docstring."""
+class RuleInfo:
+    """What documents a rule: its code, default severity and docstring."""
 
     code: ClassVar[str] = ""
     severity: ClassVar[str] = ERROR
@@ -51,6 +51,10 @@ class Rule:
 
         doc = inspect.cleandoc(cls.__doc__ or "")
         return doc.split("\n", 1)[1].strip() if "\n" in doc else ""
+
+
+class Rule(RuleInfo):
+    """Base class of lint rules. Subclasses set ``code`` and ``severity`` and a docstring."""
 
     def check(self, context: ModelContext) -> list[Violation]:
         raise NotImplementedError

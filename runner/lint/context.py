@@ -14,7 +14,7 @@ from sqlglot.errors import ParseError, TokenError
 from runner.compile import CompiledStatement
 from runner.config import ModelSpec
 from runner.errors import RunnerError
-from runner.lint.base import ERROR, Rule, Violation
+from runner.lint.base import ERROR, Rule, RuleInfo, Violation
 from runner.lint.jinja_scan import TemplateScan
 from runner.project import Project
 
@@ -55,6 +55,7 @@ class ModelContext:
     render_errors: list[RunnerError] = field(default_factory=list)
     setup: list[ParsedStatement] = field(default_factory=list)
     batches: dict[int, list[ParsedStatement]] = field(default_factory=dict)
+    analysis: list[Violation] = field(default_factory=list)  # from `--analyze`, else empty
 
     @property
     def source_lines(self) -> list[str]:
@@ -77,7 +78,7 @@ class ModelContext:
 
     # -- locations ----------------------------------------------------------------------------
 
-    def violation(self, rule: type[Rule] | Rule, location: Location, message: str) -> Violation:
+    def violation(self, rule: type[RuleInfo] | Rule, location: Location, message: str) -> Violation:
         return Violation(
             path=self.path,
             line=location.line,

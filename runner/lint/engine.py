@@ -18,6 +18,7 @@ from sqlglot.errors import ParseError, TokenError
 from runner.compile import compile_batch, compile_setup, relative_location
 from runner.config import LintSettings, ModelSpec
 from runner.errors import ConfigError, RunnerError
+from runner.lint.analyze import Analyzer, analysis_rules, attach_findings, plan_analysis
 from runner.lint.base import ERROR, WARNING, Rule, Violation, all_rules
 from runner.lint.context import ModelContext, ParsedStatement
 from runner.lint.jinja_scan import scan_template
@@ -57,17 +58,26 @@ def lint_project(
     target: str | None = None,
     cli_vars: Mapping[str, Any] | None = None,
     select: list[str] | None = None,
+    *,
+    analyzer: Analyzer | None = None,
 ) -> LintResult:
     """Load the project at ``root`` (tolerating broken models, which become findings) and lint
     it. Raises ConfigError for problems of project.yml and streams/, which stop everything."""
     started = time.perf_counter()
     project = load(root, target, cli_vars, tolerate_model_errors=True)
-    return lint_loaded(project, select, started=started)
+    return lint_loaded(project, select, started=started, analyzer=analyzer)
 
 
 def lint_loaded(
-    project: Project, select: list[str] | None = None, *, started: float | None = None
+    project: Project,
+    select: list[str] | None = None,
+    *,
+    started: float | None = None,
+    analyzer: Analyzer | None = None,
 ) -> LintResult:
+    """Lint the selected models. With ``analyzer`` (``runner lint --analyze`` passes the Spark
+    one), their statements also go through Spark's analyzer; its findings are rules DL100 and
+    DL101, so severity, ``disable`` and ``-- noqa`` apply to them as to any rule."""
     started = time.perf_counter() if started is None else started
     rules = active_rules(project.lint)
     files = _model_files(project, select)
@@ -75,14 +85,24 @@ def lint_loaded(
     violations: set[Violation] = set()
     statements = 0
     with _quiet_sqlglot():
-        for file in files:
-            context = build_context(project, file, cache)
+        contexts = [build_context(project, file, cache) for file in files]
+    if analyzer is not None:
+        plans = [plan for plan in map(plan_analysis, contexts) if plan is not None]
+        attach_findings(contexts, analyzer(project, plans))
+    with _quiet_sqlglot():
+        for context in contexts:
             statements += sum(1 for _ in context.statements())
             suppressed = noqa_lines(context.source)
             for rule, severity in rules:
                 for violation in rule.check(context):
                     if _is_suppressed(violation, suppressed):
                         continue
+                    violations.add(replace(violation, severity=severity))
+            for violation in context.analysis:
+                if violation.code in project.lint.disable:
+                    continue
+                if not _is_suppressed(violation, suppressed):
+                    severity = project.lint.severity.get(violation.code, violation.severity)
                     violations.add(replace(violation, severity=severity))
     return LintResult(
         root=project.root,
@@ -96,7 +116,7 @@ def lint_loaded(
 def active_rules(settings: LintSettings) -> list[tuple[Rule, str]]:
     """Each enabled rule with its severity after project.yml's overrides."""
     rules = all_rules()
-    codes = {rule.code for rule in rules}
+    codes = {rule.code for rule in [*rules, *analysis_rules()]}
     for code in [*settings.severity, *settings.disable]:
         if code not in codes:
             raise ConfigError(

@@ -1,0 +1,181 @@
+"""`runner lint --analyze`, the pure half: which statements go to Spark's analyzer and how, and
+how Spark's answers become findings (DL100, DL101) at the model's ``file:line:col``.
+
+The Spark half (``runner/spark/analyze.py``) receives these plans, builds the empty stand-ins and
+returns :class:`AnalysisFinding`s; nothing here imports pyspark.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from sqlglot import exp
+
+from runner.config import KAFKA_FORMAT, ModelSpec, split_table_name
+from runner.lint.base import ERROR, WARNING, RuleInfo
+from runner.lint.context import Location, ModelContext, ParsedStatement
+from runner.project import Project
+from runner.sql.dialect import Optimize, Vacuum
+
+# How a statement is analyzed (see runner/spark/analyze.py for why).
+RUN = "run"  # executed: temporary views and session settings later statements depend on
+EXPLAIN = "explain"  # EXPLAIN only: analyzed, never executed
+EXPLAIN_OR_RUN = "explain_or_run"  # writes only a stand-in: executed when EXPLAIN cannot wrap it
+
+# The columns a Kafka batch has next to its value's (runner/spark/kafka_source.py adds them).
+KAFKA_BATCH_COLUMNS = (
+    "kafka_key STRING, kafka_topic STRING, kafka_partition INT, kafka_offset BIGINT, "
+    "kafka_timestamp TIMESTAMP"
+)
+
+
+@dataclass(frozen=True)
+class PlannedStatement:
+    """One statement to analyze, in the order the model runs them."""
+
+    parsed: ParsedStatement
+    mode: str
+
+    @property
+    def sql(self) -> str:
+        return self.parsed.sql
+
+
+@dataclass(frozen=True)
+class ModelPlan:
+    """What to analyze of one model: its batch view's columns and its statements."""
+
+    model: ModelSpec
+    batch_columns: str | None  # DDL of the batch view; None when the stream has no static schema
+    statements: tuple[PlannedStatement, ...]
+
+
+@dataclass(frozen=True)
+class AnalysisFinding:
+    """Spark's verdict on one statement (or why a model was not analyzed)."""
+
+    model: ModelSpec
+    statement: PlannedStatement | None  # None: about the model (its stand-ins, or skipped)
+    message: str
+    code: str = "DL100"
+    line: int | None = None  # Spark's line within the statement (1-based), when it named one
+    col: int | None = None
+    token: str = ""  # the unresolved name, to find on the source line
+
+
+Analyzer = Callable[[Project, list[ModelPlan]], list[AnalysisFinding]]
+
+
+class SparkAnalysisError(RuleInfo):
+    """Spark's analyzer rejects a statement: unresolved column or table, type mismatch, ...
+
+    Only with `runner lint --analyze`. Spark starts locally; each model's batch view is an empty
+    temporary view with the stream's columns and every target an empty Delta table with the
+    target's columns, in a scratch directory (the project's own tables are never touched). Then
+    the model's statements for the first batch and its maintenance statements are analyzed in
+    order: temporary views are created, DML is EXPLAINed. The message is Spark's first line.
+    Analysis of a model stops at its first failing statement (later ones would fail because of
+    it), and a statement that does not parse (DL001) is not reported again.
+    """
+
+    code = "DL100"
+    severity = ERROR
+
+
+class AnalysisSkipped(RuleInfo):
+    """`--analyze` could not analyze the model: its stream has no static schema, ...
+
+    A stream whose columns are known only at run time (a Delta table by path without `schema`,
+    for example) gives the batch view no columns to stand in with, so the model's statements
+    are not sent to Spark. Declare the stream's `schema` to have them analyzed.
+    """
+
+    code = "DL101"
+    severity = WARNING
+
+
+def analysis_rules() -> list[type[RuleInfo]]:
+    """The rules of ``--analyze``. They are not ``Rule``s: Spark, not ``check()``, finds them;
+    the engine applies project.yml's severity, ``disable`` and ``-- noqa`` to them alike."""
+    return [SparkAnalysisError, AnalysisSkipped]
+
+
+def batch_columns_ddl(project: Project, model: ModelSpec) -> str | None:
+    """The columns of the model's batch view as DDL, or None when not known statically."""
+    stream = project.stream_of(model)
+    ddl = project.stream_columns_ddl(stream)
+    if ddl and stream.format == KAFKA_FORMAT:
+        ddl = f"{ddl}, {KAFKA_BATCH_COLUMNS}"
+    return ddl
+
+
+def plan_analysis(context: ModelContext) -> ModelPlan | None:
+    """The statements of the first batch, then the maintenance statements of the others."""
+    if context.model is None or not context.batches:
+        return None  # did not load or render: DL007 / DL010 say so
+    first, *others = sorted(context.batches)
+    parsed = list(context.batches[first])
+    for batch_id in others:
+        parsed += [p for p in context.batches[batch_id] if p.statement.phase == "maintenance"]
+    stand_ins = {
+        ".".join(split_table_name(m.target_table)).lower() for m in context.project.models.values()
+    }
+    statements = tuple(PlannedStatement(p, _mode(p, stand_ins)) for p in parsed)
+    columns = batch_columns_ddl(context.project, context.model)
+    return ModelPlan(context.model, columns, statements)
+
+
+def _mode(parsed: ParsedStatement, stand_ins: set[str]) -> str:
+    expression = parsed.expression
+    temporary = expression is not None and expression.find(exp.TemporaryProperty) is not None
+    if isinstance(expression, exp.Create) and expression.kind == "VIEW" and temporary:
+        return RUN
+    if isinstance(expression, (exp.Set, exp.Use)):
+        return RUN
+    if isinstance(expression, (exp.Merge, exp.Insert, exp.Update, exp.Delete, Optimize, Vacuum)):
+        table = expression.this.find(exp.Table) if expression.this is not None else None
+        if table is not None and _table_name(table) in stand_ins:
+            return EXPLAIN_OR_RUN
+    return EXPLAIN
+
+
+def _table_name(table: exp.Table) -> str:
+    return f"{table.db or 'default'}.{table.name}".lower()
+
+
+def attach_findings(contexts: list[ModelContext], findings: list[AnalysisFinding]) -> None:
+    """Turn each finding into a violation located in its model's source."""
+    by_model = {c.model.name: c for c in contexts if c.model is not None}
+    for finding in findings:
+        context = by_model.get(finding.model.name)
+        if context is None:
+            continue
+        rule = SparkAnalysisError if finding.code == SparkAnalysisError.code else AnalysisSkipped
+        where = _locate(context, finding)
+        context.analysis.append(context.violation(rule, where, finding.message))
+
+
+def _locate(context: ModelContext, finding: AnalysisFinding) -> Location:
+    if finding.statement is None:
+        model = context.model
+        return context.locate_line(model.config_line if model else 1)
+    parsed = finding.statement.parsed
+    if finding.token:
+        # Spark does not always point at the bad name (Delta's MERGE errors name the statement's
+        # start); when the name occurs once in the statement, that occurrence is the place.
+        hits = [
+            m.start()
+            for m in re.finditer(
+                rf"(?<![\w.`]){re.escape(finding.token)}(?![\w`])", parsed.sql, re.IGNORECASE
+            )
+        ]
+        at_start = finding.line in (None, 1) and finding.col in (None, 1)
+        if len(hits) == 1 and (at_start or finding.line is None):
+            return context.locate_offset(parsed, hits[0], finding.token)
+    if finding.line is not None:
+        return context.locate_statement_position(
+            parsed, finding.line, finding.col or 1, finding.token
+        )
+    return context.locate_line(parsed.statement.line, finding.token)
