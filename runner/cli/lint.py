@@ -33,13 +33,23 @@ def lint(
             help="Exit 1 on warnings too, not only on errors. Example: runner lint --strict",
         ),
     ] = False,
+    analyze: Annotated[
+        bool,
+        typer.Option(
+            "--analyze",
+            help="Also run each statement through Spark's analyzer against empty stand-ins of "
+            "the batch views and targets (starts a local Spark; catches unresolved columns and "
+            "type errors). Example: runner lint --analyze",
+        ),
+    ] = False,
     project_dir: ProjectDir = Path("."),
     target: Target = None,
     vars: Vars = None,
     debug: Debug = False,
 ) -> None:
     """Lint every model: render it for the first batch and a maintenance batch, parse each
-    statement with the Delta dialect and run the rules. No JVM.
+    statement with the Delta dialect and run the rules. No JVM, unless --analyze: then each
+    statement also goes through Spark's analyzer (rule DL100).
 
     Exit 0 when there are no errors (warnings are printed), 1 on errors (or warnings with
     --strict), 2 on a usage or project configuration error.
@@ -53,7 +63,15 @@ def lint(
         )
         raise typer.Exit(EXIT_CONFIG)
     with reported_errors(debug):
-        result = lint_project(project_dir, target, parse_vars(vars), selected_models(select))
+        analyzer = None
+        if analyze:
+            # Imported only here: plain `runner lint` never imports pyspark.
+            from runner.spark.analyze import analyze_project
+
+            analyzer = analyze_project
+        result = lint_project(
+            project_dir, target, parse_vars(vars), selected_models(select), analyzer=analyzer
+        )
     # plain write, not rich: annotations and JSON must reach stdout byte for byte
     sys.stdout.write(format_result(result, output_format))
     raise typer.Exit(result.exit_code(strict))
