@@ -59,6 +59,12 @@ def reset_model(spark: SparkSession, project: Project, model: ModelSpec) -> list
 def _forget_stale_registration(
     spark: SparkSession, model: ModelSpec, table: str, location: Path
 ) -> None:
+    forget_stale_registration(spark, table, location, file=model.file, line=model.config_line)
+
+
+def forget_stale_registration(
+    spark: SparkSession, table: str, location: Path, *, file: Path, line: int | None = None
+) -> None:
     """The name may already be registered in this session for another location (another
     project, or a target whose warehouse moved). An external registration is only a name, so
     it is dropped (the data stays); a managed table of that name is never touched."""
@@ -74,9 +80,9 @@ def _forget_stale_registration(
     if details.get("Type", "").upper() != "EXTERNAL":
         raise ConfigError(
             f"table {table} already exists as a {details.get('Type', '?')} table at "
-            f"{registered}, not at the model's location {location}",
-            file=model.file,
-            line=model.config_line,
-            hint="choose another target name in config(), or drop that table yourself",
+            f"{registered}, not at its location {location}",
+            file=file,
+            line=line,
+            hint="choose another target name, or drop that table yourself",
         )
     spark.sql(f"DROP TABLE {table}")
