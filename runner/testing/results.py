@@ -1,0 +1,96 @@
+"""What a test run found, and how it is shown: rich tables for people, JUnit XML for CI."""
+
+from __future__ import annotations
+
+import io
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from rich.console import Console, RenderableType
+from rich.table import Table
+
+PASS, FAIL, ERROR = "pass", "fail", "error"
+
+
+@dataclass
+class TestResult:
+    """The outcome of one data test or unit test."""
+
+    __test__ = False  # not a pytest test class
+
+    name: str
+    kind: str  # 'data' or 'unit'
+    model: str
+    status: str = PASS
+    seconds: float = 0.0
+    message: str = ""  # one line: what failed
+    details: list[RenderableType] = field(default_factory=list)  # tables of rows or diffs
+    sql: str | None = None  # a data test's query
+
+    @property
+    def passed(self) -> bool:
+        return self.status == PASS
+
+
+def failing_rows_table(
+    title: str, columns: list[str], rows: list[tuple[object, ...]], count: int
+) -> Table:
+    """A sample of a data test's failing rows (``count`` is how many failed in all)."""
+    shown = f"{len(rows)} of {count}" if count > len(rows) else str(count)
+    noun = "row" if count == 1 else "rows"
+    table = Table(title=f"{title}: {shown} failing {noun}", title_justify="left")
+    for column in columns:
+        table.add_column(column)
+    for row in rows:
+        table.add_row(*["NULL" if value is None else str(value) for value in row])
+    return table
+
+
+def plain_text(renderables: list[RenderableType], width: int = 120) -> str:
+    """Renderables as plain text (no colour codes), for JUnit XML and logs."""
+    buffer = io.StringIO()
+    console = Console(file=buffer, width=width, no_color=True, color_system=None, highlight=False)
+    for item in renderables:
+        console.print(item)
+    return buffer.getvalue()
+
+
+def summary_line(results: list[TestResult]) -> str:
+    """``5 passed, 1 failed, 0 errors in 12.3s``."""
+    counts = {status: sum(r.status == status for r in results) for status in (PASS, FAIL, ERROR)}
+    seconds = sum(r.seconds for r in results)
+    return (
+        f"{counts[PASS]} passed, {counts[FAIL]} failed, {counts[ERROR]} errors "
+        f"({len(results)} tests, {seconds:.1f}s of test time)"
+    )
+
+
+def write_junit_xml(results: list[TestResult], path: Path, suite: str) -> None:
+    """One ``<testcase>`` per test (classname ``<kind>.<model>``); a failure or error carries
+    its message and, as text, the failing rows or the row diff."""
+    root = ET.Element("testsuites")
+    element = ET.SubElement(
+        root,
+        "testsuite",
+        name=suite,
+        tests=str(len(results)),
+        failures=str(sum(r.status == FAIL for r in results)),
+        errors=str(sum(r.status == ERROR for r in results)),
+        time=f"{sum(r.seconds for r in results):.3f}",
+    )
+    for result in results:
+        case = ET.SubElement(
+            element,
+            "testcase",
+            classname=f"{result.kind}.{result.model}",
+            name=result.name,
+            time=f"{result.seconds:.3f}",
+        )
+        if not result.passed:
+            tag = "failure" if result.status == FAIL else "error"
+            outcome = ET.SubElement(case, tag, message=result.message, type=tag)
+            outcome.text = plain_text(result.details) if result.details else result.message
+    path.parent.mkdir(parents=True, exist_ok=True)
+    ET.indent(root)
+    ET.ElementTree(root).write(path, encoding="utf-8", xml_declaration=True)
