@@ -7,8 +7,10 @@ import typer
 from runner.cli.compile import compile_models
 from runner.cli.history import history
 from runner.cli.lint import lint
+from runner.cli.seed import seed
 from runner.cli.show import show
 from runner.cli.stream import run, stream
+from runner.cli.test import run_tests
 
 app = typer.Typer(
     name="runner",
@@ -23,6 +25,8 @@ app.command()(history)
 app.command()(show)
 app.command("compile")(compile_models)
 app.command()(lint)
+app.command()(seed)
+app.command("test")(run_tests)
 
 
 def main() -> None:

@@ -1,0 +1,69 @@
+"""`runner seed`: load seeds/*.csv into Delta tables, checking every value first."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from runner.cli.errors import reported_errors
+from runner.cli.options import Debug, ProjectDir, Target, Vars, selected_models
+from runner.cli.progress import console
+from runner.errors import ConfigError
+from runner.project import load, parse_vars
+from runner.testing.seeds import SeedSpec, load_seeds, read_seed
+
+SeedSelect = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--select",
+        "-s",
+        help="Only these seeds (file names in seeds/ without .csv; repeat or separate with "
+        "commas; default: all). Example: --select customers",
+    ),
+]
+
+
+def seed(
+    select: SeedSelect = None,
+    project_dir: ProjectDir = Path("."),
+    target: Target = None,
+    vars: Vars = None,
+    debug: Debug = False,
+) -> None:
+    """Load seeds/*.csv into Delta tables under the target's warehouse, with the column types
+    declared in seeds/*.yml. Every value is checked before Spark starts (a bad one is reported
+    with file, line and column). A table that already holds the CSV's content is left as it is.
+
+    Example: runner seed --select customers
+    """
+    with reported_errors(debug):
+        project = load(project_dir, target, parse_vars(vars))
+        seeds = _chosen(load_seeds(project), selected_models(select))
+        rows = {name: read_seed(spec) for name, spec in seeds.items()}
+        if not seeds:
+            console.print("no seeds to load.")
+            return
+
+        from runner.spark.pipeline import session_for
+        from runner.spark.seeds import load_seed
+
+        spark = session_for(project)
+        for name, spec in seeds.items():
+            report = load_seed(spark, project, spec, rows[name])
+            state = "loaded" if report.written else "unchanged,"
+            console.print(
+                f"[cyan]{name}[/]: {state} {report.rows} rows in {report.table} "
+                f"(version {report.version})"
+            )
+
+
+def _chosen(seeds: dict[str, SeedSpec], names: list[str] | None) -> dict[str, SeedSpec]:
+    unknown = [n for n in names or [] if n not in seeds]
+    if unknown:
+        raise ConfigError(
+            f"--select {unknown[0]}: no seed of that name",
+            hint=f"seeds: {', '.join(sorted(seeds)) or '(none)'}",
+        )
+    return {n: s for n, s in seeds.items() if names is None or n in names}

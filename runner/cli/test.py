@@ -1,0 +1,102 @@
+"""`runner test`: model unit tests (through the real per-batch path) and data tests."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.markup import escape
+
+from runner.cli.errors import EXIT_FAILURE, reported_errors
+from runner.cli.options import Debug, ProjectDir, Target, Vars
+from runner.cli.progress import console
+from runner.compiled import project_path
+from runner.project import Project, load, parse_vars
+from runner.testing.data_tests import data_test_sql
+from runner.testing.results import TestResult, summary_line, write_junit_xml
+from runner.testing.suite import TestSuite, load_suite, select_tests
+
+TestSelect = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--select",
+        "-s",
+        help="Tests of these models (dbt selectors: NAME, NAME+, +NAME, tag:X), tests by name, "
+        "and test_type:unit or test_type:data; repeatable. "
+        "Example: --select orders_merge,test_type:unit",
+    ),
+]
+JunitXml = Annotated[
+    Path | None,
+    typer.Option(
+        "--junit-xml",
+        help="Also write the results as JUnit XML, one testcase per test. "
+        "Example: --junit-xml target/junit.xml",
+    ),
+]
+ShowSql = Annotated[
+    bool,
+    typer.Option(
+        "--show-sql",
+        help="Print each data test's query instead of running anything (no JVM). "
+        "Example: runner test --show-sql -s orders_merge",
+    ),
+]
+
+
+def run_tests(
+    select: TestSelect = None,
+    junit_xml: JunitXml = None,
+    show_sql: ShowSql = False,
+    project_dir: ProjectDir = Path("."),
+    target: Target = None,
+    vars: Vars = None,
+    debug: Debug = False,
+) -> None:
+    """Run the model unit tests (models/*.yml unit_tests:) on scratch tables, then the data
+    tests (models/*.yml models:) on the target tables. Freshness is measured against the time
+    the command started (UTC). Exit 0 when all pass, 1 when any fails.
+
+    Example: runner test --select orders_merge --junit-xml target/junit.xml
+    """
+    now = datetime.now(UTC).replace(tzinfo=None)
+    with reported_errors(debug):
+        project = load(project_dir, target, parse_vars(vars))
+        suite = select_tests(project, load_suite(project), select)
+        if show_sql:
+            _print_sql(project, suite, now)
+            return
+        if not suite.size:
+            console.print("no tests selected.")
+            return
+
+        from runner.spark.pipeline import session_for
+        from runner.spark.suite import run_suite
+
+        results = run_suite(session_for(project), project, suite, now, _print_result)
+    console.print(summary_line(results))
+    if junit_xml is not None:
+        write_junit_xml(results, junit_xml, suite=f"runner test {project.name}")
+        console.print(f"wrote {junit_xml}")
+    if not all(r.passed for r in results):
+        raise typer.Exit(EXIT_FAILURE)
+
+
+def _print_result(result: TestResult) -> None:
+    label = {"pass": "[green]PASS[/]", "fail": "[red]FAIL[/]", "error": "[red]ERROR[/]"}
+    message = f": {escape(result.message)}" if result.message else ""
+    console.print(
+        f"{label[result.status]} {result.kind} {result.name} [dim]({result.model}, "
+        f"{result.seconds:.2f}s)[/]{message}"
+    )
+    for detail in result.details:
+        console.print(detail)
+
+
+def _print_sql(project: Project, suite: TestSuite, now: datetime) -> None:
+    for test in suite.data_tests:
+        where = project_path(project, test.file)
+        typer.echo(f"-- {test.name}: {test.kind} on {test.model} ({where}:{test.line})")
+        typer.echo(data_test_sql(project, test, now) + ";\n")
