@@ -15,6 +15,7 @@ import yaml
 
 from runner.config import (
     CDF_COLUMNS,
+    KAFKA_FORMAT,
     LINT_SEVERITIES,
     LintSettings,
     ModelConfig,
@@ -25,6 +26,7 @@ from runner.config import (
 )
 from runner.ddl import column_names
 from runner.errors import ConfigError, RunnerError, TemplateError
+from runner.kafka.spec import KAFKA_COLUMNS_DDL
 from runner.streams import conf_value, load_streams
 from runner.templating.context import ConfigProxy, PendingRelation, Relation, model_context
 from runner.templating.environment import TemplateEnvironment
@@ -69,7 +71,8 @@ class Project:
         """The columns a stream's micro-batches have, as DDL, when they are known statically.
 
         A stream of another model's target has that target's columns, plus the Change Data
-        Feed's own columns when it reads the feed.
+        Feed's own columns when it reads the feed; a Kafka stream has its value's columns plus
+        the record's key, topic, partition, offset and timestamp.
         """
         if stream.ref and stream.ref in self.models:
             upstream = self.models[stream.ref]
@@ -77,6 +80,8 @@ class Project:
             if ddl and stream.change_data_feed:
                 ddl = f"{ddl}, {CDF_COLUMNS}"
             return ddl
+        if stream.format == KAFKA_FORMAT and stream.columns_ddl:
+            return f"{stream.columns_ddl}, {KAFKA_COLUMNS_DDL}"  # kafka_source adds them
         return stream.columns_ddl
 
     def template_name(self, model: ModelSpec) -> str:

@@ -32,6 +32,11 @@ from runner.yaml_loader import YamlMap
 VALUE_FORMATS = ("json",)
 # The columns a Kafka batch carries next to the value's own columns.
 KAFKA_COLUMNS = ("kafka_key", "kafka_topic", "kafka_partition", "kafka_offset", "kafka_timestamp")
+# The same columns as DDL: what a Kafka micro-batch has next to its value's columns.
+KAFKA_COLUMNS_DDL = (
+    "kafka_key STRING, kafka_topic STRING, kafka_partition INT, kafka_offset BIGINT, "
+    "kafka_timestamp TIMESTAMP"
+)
 KAFKA_KEYS = (
     "bootstrap_servers",
     "topic",

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 
-from runner.config import KAFKA_FORMAT, ModelSpec, split_table_name
+from runner.config import ModelSpec, split_table_name
 from runner.lint.base import ERROR, WARNING, RuleInfo
 from runner.lint.context import Location, ModelContext, ParsedStatement
 from runner.project import Project
@@ -23,12 +23,6 @@ from runner.sql.dialect import Optimize, Vacuum
 RUN = "run"  # executed: temporary views and session settings later statements depend on
 EXPLAIN = "explain"  # EXPLAIN only: analyzed, never executed
 EXPLAIN_OR_RUN = "explain_or_run"  # writes only a stand-in: executed when EXPLAIN cannot wrap it
-
-# The columns a Kafka batch has next to its value's (runner/spark/kafka_source.py adds them).
-KAFKA_BATCH_COLUMNS = (
-    "kafka_key STRING, kafka_topic STRING, kafka_partition INT, kafka_offset BIGINT, "
-    "kafka_timestamp TIMESTAMP"
-)
 
 
 @dataclass(frozen=True)
@@ -104,11 +98,7 @@ def analysis_rules() -> list[type[RuleInfo]]:
 
 def batch_columns_ddl(project: Project, model: ModelSpec) -> str | None:
     """The columns of the model's batch view as DDL, or None when not known statically."""
-    stream = project.stream_of(model)
-    ddl = project.stream_columns_ddl(stream)
-    if ddl and stream.format == KAFKA_FORMAT:
-        ddl = f"{ddl}, {KAFKA_BATCH_COLUMNS}"
-    return ddl
+    return project.stream_columns_ddl(project.stream_of(model))
 
 
 def plan_analysis(context: ModelContext) -> ModelPlan | None:
