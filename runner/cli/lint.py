@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from runner.cli.errors import EXIT_CONFIG, reported_errors
-from runner.cli.options import Debug, ProjectDir, Select, Target, Vars, selected_models
+from runner.cli.options import Debug, ProjectDir, Select, Target, Vars
 from runner.lint import lint_project
 from runner.lint.report import FORMATS, format_result
 from runner.project import parse_vars
@@ -70,7 +70,7 @@ def lint(
 
             analyzer = analyze_project
         result = lint_project(
-            project_dir, target, parse_vars(vars), selected_models(select), analyzer=analyzer
+            project_dir, target, parse_vars(vars), select, analyzer=analyzer
         )
     # plain write, not rich: annotations and JSON must reach stdout byte for byte
     sys.stdout.write(format_result(result, output_format))

@@ -57,6 +57,7 @@ Select = Annotated[
 
 
 def selected_models(select: list[str] | None) -> list[str] | None:
-    """``--select a,b --select c`` -> ``['a', 'b', 'c']``; None when nothing was selected."""
+    """``--select a,b --select c`` -> ``['a', 'b', 'c']``; None when nothing was selected.
+    For plain names (seeds); models take dbt-style selectors (runner/selection.py)."""
     names = [name.strip() for item in select or [] for name in item.split(",") if name.strip()]
     return names or None

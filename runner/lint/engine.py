@@ -23,6 +23,7 @@ from runner.lint.base import ERROR, WARNING, Rule, Violation, all_rules
 from runner.lint.context import ModelContext, ParsedStatement
 from runner.lint.jinja_scan import scan_template
 from runner.project import Project, load
+from runner.selection import select_models
 from runner.sql.dialect import parse_statement
 
 # `-- noqa`, `-- noqa: DL003`, `-- noqa: DL003, DL009`. Not in a `{# #}` comment: a line that
@@ -184,17 +185,17 @@ def _parse(statement, batch_id: int | None, cache: dict) -> ParsedStatement:  # 
 
 
 def _model_files(project: Project, select: list[str] | None) -> list[Path]:
-    files = {m.name: m.file for m in project.models.values()}
-    files.update({f.stem: f for f in project.model_errors})
-    if select:
-        unknown = [name for name in select if name not in files]
-        if unknown:
-            raise ConfigError(
-                f"--select: no model named {', '.join(unknown)}",
-                hint=f"models: {', '.join(sorted(files)) or '(none)'}",
-            )
-        return [files[name] for name in select]
-    return sorted(files.values())
+    """The files of the selected models (dbt-style selectors, runner/selection.py), and of
+    models that failed to load when selected by name, since those are what lint reports."""
+    broken = {f.stem: f for f in project.model_errors}
+    if not select:
+        return sorted([*(m.file for m in project.models.values()), *broken.values()])
+    terms = [term for item in select for term in item.replace(",", " ").split()]
+    selectors = [term for term in terms if term not in broken]
+    names = select_models(project, selectors) if selectors else []
+    return [project.models[name].file for name in names] + [
+        broken[term] for term in terms if term in broken
+    ]
 
 
 # -- suppression ---------------------------------------------------------------------------
