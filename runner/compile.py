@@ -14,6 +14,7 @@ from runner.config import ModelSpec, split_table_name
 from runner.ddl import column_names, split_columns
 from runner.errors import ConfigError
 from runner.project import Project
+from runner.templating.batch_facts import BatchFacts, BatchStats
 from runner.templating.context import ConfigProxy, Relation, model_context
 from runner.templating.splitter import SqlStatement, split_statements
 
@@ -115,6 +116,7 @@ def compile_setup(
             location=shown_location,
             partitioned_by=config.partitioned_by,
             properties=config.table_properties,
+            cluster_by=config.cluster_by,
         ),
         attach=statement(1, "attach_target", this, location=shown_location),
         properties=dict(config.table_properties),
@@ -137,9 +139,21 @@ def set_properties_statement(
     return CompiledStatement("setup", 2, sql, model.file, model.config_line)
 
 
-def batch_context(project: Project, model: ModelSpec, batch_id: int) -> dict[str, Any]:
-    """The template context of ``model`` for micro-batch ``batch_id``."""
+def batch_context(
+    project: Project, model: ModelSpec, batch_id: int, facts: BatchFacts | None = None
+) -> dict[str, Any]:
+    """The template context of ``model`` for micro-batch ``batch_id``.
+
+    ``facts`` (from a running batch) replace what is known statically: the batch's real
+    columns, the target table's real columns, and the ranges ``batch_stats`` renders.
+    """
     stream_ddl = project.stream_columns_ddl(project.stream_of(model))
+    facts = facts or BatchFacts()
+    columns = column_names(stream_ddl) if stream_ddl else []
+    try:
+        declared_target = column_names(", ".join(target_columns(project, model)))
+    except ConfigError:
+        declared_target = columns
     return model_context(
         model_name=model.name,
         config=ConfigProxy(model.config),
@@ -149,7 +163,15 @@ def batch_context(project: Project, model: ModelSpec, batch_id: int) -> dict[str
         project_vars=project.vars,
         target_name=project.target.name,
         ref=project.ref,
-        columns=column_names(stream_ddl) if stream_ddl else [],
+        columns=list(facts.columns) if facts.columns is not None else columns,
+        target_columns=(
+            list(facts.target_columns) if facts.target_columns is not None else declared_target
+        ),
+        batch_stats=BatchStats(
+            facts.stats if facts.columns is not None else None,
+            model.config.prune_by,
+            model.config.partitioned_by,
+        ),
     )
 
 
@@ -159,9 +181,12 @@ def maintenance_due(model: ModelSpec, batch_id: int) -> bool:
     return bool(every) and (batch_id + 1) % every == 0
 
 
-def compile_batch(project: Project, model: ModelSpec, batch_id: int) -> list[CompiledStatement]:
-    """The statements of one micro-batch, in order: the model's, then maintenance when due."""
-    context = batch_context(project, model, batch_id)
+def compile_batch(
+    project: Project, model: ModelSpec, batch_id: int, facts: BatchFacts | None = None
+) -> list[CompiledStatement]:
+    """The statements of one micro-batch, in order: the model's, then maintenance when due.
+    ``facts`` is what the Spark half measured on the batch (see ``batch_context``)."""
+    context = batch_context(project, model, batch_id, facts)
     rendered = project.templates.render(project.template_name(model), context)
     statements = []
     for index, stmt in enumerate(split_statements(rendered.text)):

@@ -24,6 +24,8 @@ SOURCE_FORMATS = (*FILE_FORMATS, *FIXED_SCHEMAS, KAFKA_FORMAT, DELTA_FORMAT)
 # The columns a Delta Change Data Feed adds to the table's own.
 CDF_COLUMNS = "_change_type STRING, _commit_version BIGINT, _commit_timestamp TIMESTAMP"
 TRIGGER_KINDS = ("processing_time", "available_now")
+# What a batch whose columns differ from the target's does (runner/spark/schema_drift.py).
+SCHEMA_DRIFT_POLICIES = ("fail", "append_new_columns", "evolve")
 LINT_SEVERITIES = ("error", "warning")
 
 
@@ -90,6 +92,9 @@ class ModelConfig:
     table_properties: dict[str, str] = field(default_factory=dict)
     columns: str | None = None  # target schema as DDL; defaults to the stream's schema
     partitioned_by: list[str] = field(default_factory=list)
+    cluster_by: list[str] = field(default_factory=list)  # liquid clustering (not with partitions)
+    prune_by: list[str] = field(default_factory=list)  # batch ranges added to MERGE ON (merge())
+    schema_drift: str | None = None  # None: no check; else one of SCHEMA_DRIFT_POLICIES
     tags: list[str] = field(default_factory=list)
     enabled: bool = True
 
@@ -160,13 +165,27 @@ def build_model_config(raw: dict[str, Any], *, file: Path, line: int) -> ModelCo
             hint=f"known keys: {', '.join(ModelConfig.field_names())}",
         )
     values = dict(raw)
-    for key in ("zorder_by", "partitioned_by", "tags"):
+    for key in ("zorder_by", "partitioned_by", "cluster_by", "prune_by", "tags"):
         if isinstance(values.get(key), str):
             values[key] = [values[key]]
     _expect(values, "optimize_every", int, file, line)
     if values.get("optimize_every") is not None and values["optimize_every"] < 1:
         raise ConfigError("optimize_every must be a positive integer", file=file, line=line)
     _expect(values, "table_properties", dict, file, line)
+    drift = values.get("schema_drift")
+    if drift is not None and drift not in SCHEMA_DRIFT_POLICIES:
+        raise ConfigError(
+            f"schema_drift must be one of {', '.join(SCHEMA_DRIFT_POLICIES)}, got {drift!r}",
+            file=file,
+            line=line,
+        )
+    if values.get("cluster_by") and values.get("partitioned_by"):
+        raise ConfigError(
+            "config() sets both partitioned_by and cluster_by: a Delta table is either "
+            "partitioned or liquid-clustered",
+            file=file,
+            line=line,
+        )
     if "table_properties" in values:
         values["table_properties"] = {
             str(k): _property_value(v) for k, v in values["table_properties"].items()

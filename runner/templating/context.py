@@ -94,8 +94,14 @@ def model_context(
     target_name: str,
     ref: Callable[[str], Relation],
     columns: list[str],
+    target_columns: list[str] | None = None,
+    batch_stats: Any = None,
 ) -> dict[str, Any]:
-    """Everything a model (and the macros it calls) can name."""
+    """Everything a model (and the macros it calls) can name.
+
+    ``target_columns`` defaults to the columns config(columns=...) declares, else ``columns``;
+    ``batch_stats`` is the batch's measured ranges (runner.templating.batch_facts.BatchStats).
+    """
 
     def var(name: str, default: Any = _MISSING) -> Any:
         if name in project_vars:
@@ -120,6 +126,10 @@ def model_context(
         "batch": batch_view,
         "batch_id": batch_id,
         "batch_columns": columns,
+        "target_columns": target_columns
+        if target_columns is not None
+        else _DeclaredTargetColumns(config, columns),
+        "batch_stats": batch_stats if batch_stats is not None else _parse_mode_stats(),
         "model": {"name": model_name},
         "target": {"name": target_name},
         "var": var,
@@ -127,6 +137,36 @@ def model_context(
         "ref": ref,
         "raise_error": _raise_error,
     }
+
+
+def _parse_mode_stats() -> Any:
+    from runner.templating.batch_facts import BatchStats  # it imports this module
+
+    return BatchStats(None, measured=None)
+
+
+class _DeclaredTargetColumns(list):
+    """``target_columns`` when the runner did not pass them (parse mode): read lazily, because
+    in parse mode ``config(columns=...)`` has not run yet when the context is built."""
+
+    def __init__(self, config: ConfigProxy, fallback: list[str]) -> None:
+        super().__init__()
+        self._config, self._fallback = config, fallback
+
+    def _names(self) -> list[str]:
+        from runner.ddl import column_names
+
+        ddl = self._config.get("columns")
+        return column_names(ddl) if ddl else list(self._fallback)
+
+    def __iter__(self):  # type: ignore[override]
+        return iter(self._names())
+
+    def __len__(self) -> int:
+        return len(self._names())
+
+    def __contains__(self, item: object) -> bool:
+        return item in self._names()
 
 
 class _Missing:
