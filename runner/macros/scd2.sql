@@ -1,0 +1,114 @@
+{#- Slowly changing dimension, type 2: every version of a key is a row with its validity.
+    Documented with its compiled SQL in docs/macros/scd2.md.
+
+    scd2(source=batch, unique_key=config.unique_key, sequence_by=config.sequence_by,
+         delete_column=none, delete_values=['D'], valid_from='valid_from', valid_to='valid_to',
+         is_current='is_current', is_deleted='is_deleted', prune_by=config.prune_by,
+         source_columns=batch_columns, target=this)
+
+    One MERGE per batch: the key's current row is closed (valid_to = the first new version's
+    sequence value, is_current = false) and each new version of the batch is inserted, in
+    sequence order, each valid until the next (LEAD over the batch's versions of the key).
+    A delete is a version too: a row with is_deleted = true that closes the one before; so a
+    late event cannot resurrect the key. Events not newer than the key's current version
+    (late arrivals, replays) are ignored: history is appended, never rewritten.
+    Keys and sequence values must not be NULL.
+-#}
+{%- macro scd2(source=none, unique_key=none, sequence_by=none, delete_column=none,
+               delete_values=['D'], valid_from='valid_from', valid_to='valid_to',
+               is_current='is_current', is_deleted='is_deleted', prune_by=none,
+               source_columns=none, target=none) -%}
+{%- set source = source if source is not none else batch -%}
+{%- set target = target if target is not none else this -%}
+{%- set unique_key = unique_key if unique_key is not none else config.unique_key -%}
+{%- set keys = [unique_key] if unique_key is string else (unique_key or []) -%}
+{%- set sequence_by = sequence_by if sequence_by is not none else config.sequence_by -%}
+{%- set prune_by = prune_by if prune_by is not none else config.prune_by -%}
+{%- set prune_by = [prune_by] if prune_by is string else prune_by -%}
+{%- set delete_values = [delete_values] if delete_values is string else delete_values -%}
+{%- set source_columns = source_columns if source_columns is not none else batch_columns -%}
+{%- set source_lower = source_columns | map('lower') | list -%}
+{%- set target_lower = target_columns | map('lower') | list -%}
+{%- set key_lower = keys | map('lower') | list -%}
+{%- set scd_columns = [valid_from, valid_to, is_current] + ([is_deleted] if delete_column else []) -%}
+{%- if not keys -%}
+{{ raise_error("scd2(): no unique_key; pass unique_key='id' (or a list) or set it in config()") }}
+{%- endif -%}
+{%- if not sequence_by -%}
+{{ raise_error("scd2(): no sequence_by; versions of a key are ordered by it (pass sequence_by= or set it in config())") }}
+{%- endif -%}
+{%- for column in keys + [sequence_by] -%}
+{%- if column | lower not in source_lower -%}
+{{ raise_error("scd2(): '" ~ column ~ "' (unique_key / sequence_by) is not a column of " ~ source ~ " (" ~ source_columns | join(', ') ~ ")") }}
+{%- endif -%}
+{%- endfor -%}
+{%- for column in scd_columns + keys -%}
+{%- if column | lower not in target_lower -%}
+{{ raise_error("scd2(): " ~ target ~ " has no column '" ~ column ~ "'; add it to config(columns=...) (valid_from / valid_to have the type of " ~ sequence_by ~ ", is_current / is_deleted are BOOLEAN)") }}
+{%- endif -%}
+{%- endfor -%}
+{%- if delete_column and delete_column | lower not in source_lower -%}
+{{ raise_error("scd2(): delete_column '" ~ delete_column ~ "' is not a column of " ~ source) }}
+{%- endif -%}
+{%- for column in prune_by if column | lower not in key_lower -%}
+{{ raise_error("scd2(): prune_by column '" ~ column ~ "' is not a unique_key column; SCD2 prunes on keys only") }}
+{%- endfor -%}
+{%- set scd_lower = scd_columns | map('lower') | list -%}
+{%- set found = namespace(payload=[]) -%}
+{%- for column in target_columns if column | lower in source_lower and column | lower not in scd_lower -%}
+{%- set found.payload = found.payload + [column] -%}
+{%- endfor -%}
+{%- set payload = found.payload -%}
+{%- set payload_lower = payload | map('lower') | list -%}
+{%- set carried = payload + ([sequence_by] if sequence_by | lower not in payload_lower else [])
+    + ([delete_column] if delete_column and delete_column | lower not in payload_lower else []) -%}
+{%- set ties = source_columns | reject('in', keys + [sequence_by]) | list -%}
+MERGE INTO {{ target }} AS t
+USING (
+  WITH versions AS (
+    -- this batch's versions of each key (one per {{ sequence_by }}), newer than its current row
+    SELECT b.*
+    FROM (
+      SELECT *, ROW_NUMBER() OVER (PARTITION BY {{ (keys + [sequence_by]) | join(', ') }}{{ ' ORDER BY ' ~ ties | join(', ') if ties }}) AS __row_number
+      FROM {{ source }}
+    ) AS b
+    LEFT JOIN (
+      SELECT {{ keys | join(', ') }}, {{ valid_from }}
+      FROM {{ target }}
+      WHERE {{ is_current }}
+      {%- for column in prune_by %} AND {{ batch_stats.predicate(column, '') }}{% endfor %}
+    ) AS c
+    ON {% for key in keys %}b.{{ key }} = c.{{ key }}{{ ' AND ' if not loop.last }}{% endfor %}
+    WHERE b.__row_number = 1 AND (c.{{ valid_from }} IS NULL OR b.{{ sequence_by }} > c.{{ valid_from }})
+  ),
+  ordered AS (
+    SELECT *,
+      LEAD({{ sequence_by }}) OVER (PARTITION BY {{ keys | join(', ') }} ORDER BY {{ sequence_by }}) AS __next_version,
+      ROW_NUMBER() OVER (PARTITION BY {{ keys | join(', ') }} ORDER BY {{ sequence_by }}) AS __version
+    FROM versions
+  )
+  -- the first new version closes the key's current row ...
+  SELECT 'close' AS __action, {% for key in keys %}{{ key }} AS __merge_{{ key }}, {% endfor %}{{ carried | join(', ') }}, __next_version
+  FROM ordered
+  WHERE __version = 1
+  UNION ALL
+  -- ... and every new version is inserted, valid until the next one
+  SELECT 'insert' AS __action, {% for key in keys %}NULL AS __merge_{{ key }}, {% endfor %}{{ carried | join(', ') }}, __next_version
+  FROM ordered
+) AS s
+ON s.__action = 'close'
+  {%- for key in keys %}
+  AND t.{{ key }} = s.__merge_{{ key }}
+  {%- endfor %}
+  AND t.{{ is_current }}
+{%- for column in prune_by %}
+  AND {{ batch_stats.predicate(column, 't') }}
+{%- endfor %}
+WHEN MATCHED THEN UPDATE SET
+  t.{{ valid_to }} = s.{{ sequence_by }},
+  t.{{ is_current }} = false
+WHEN NOT MATCHED AND s.__action = 'insert' THEN
+  INSERT ({{ (payload + scd_columns) | join(', ') }})
+  VALUES ({% for column in payload %}s.{{ column }}, {% endfor %}s.{{ sequence_by }}, s.__next_version, s.__next_version IS NULL
+  {{- (", coalesce(s." ~ delete_column ~ " IN ('" ~ delete_values | join("', '") ~ "'), false)") if delete_column }})
+{%- endmacro %}

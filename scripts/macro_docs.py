@@ -1,0 +1,231 @@
+"""Write docs/macros/<macro>.md: each built-in macro's reference, an example model and the SQL
+it really compiles to (rendered here through the runner's own compile path).
+
+    .venv/bin/python scripts/macro_docs.py          # rewrite the pages
+    tests/unit/test_macro_docs.py                   # fails when a page is stale
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+import tempfile
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from runner import project as project_loader  # noqa: E402
+from runner.compile import compile_batch, compile_setup  # noqa: E402
+from runner.templating.batch_facts import BatchFacts, ColumnStats  # noqa: E402
+
+STREAM = (
+    "streams:\n  orders:\n    format: json\n    path: landing/orders\n"
+    '    schema: "order_id STRING, customer_id STRING, status STRING, amount DECIMAL(10,2), '
+    'updated_at TIMESTAMP, op STRING"\n'
+)
+ORDER_COLUMNS = (
+    "order_id STRING, customer_id STRING, status STRING, amount DECIMAL(10,2), updated_at TIMESTAMP"
+)
+
+# name -> (model file, what to show, prose above the example, prose below it)
+PAGES: dict[str, dict[str, str]] = {
+    "dedupe": {
+        "model": (
+            "{{ config(stream='orders', target='silver.orders', unique_key='order_id') }}\n"
+            "CREATE OR REPLACE TEMPORARY VIEW orders_latest AS\n"
+            "{{ dedupe(batch, key='order_id', order_by='updated_at DESC') }};\n"
+        ),
+        "show": "batch",
+        "intro": (
+            "One row per key: the first by `order_by`. Rows that `order_by` ranks equal are "
+            "ordered by every other kept column (or by `tie_break`), so a batch always keeps "
+            'the same row, on every replay. A MERGE reading it never fails with "multiple '
+            'source rows matched".'
+        ),
+    },
+    "merge": {
+        "model": (
+            "{{ config(stream='orders', target='silver.orders', unique_key='order_id',\n"
+            "          sequence_by='updated_at', prune_by=['order_id'],\n"
+            f"          columns='{ORDER_COLUMNS}, is_deleted BOOLEAN') }}}}\n"
+            "{{ merge(delete_column='op', deletes='tombstone') }};\n"
+        ),
+        "show": "batch+facts",
+        "intro": (
+            "A sequence-guarded upsert of the micro-batch into the model's target, with its own "
+            "dedupe (newest row per key, deterministic ties). It reads `unique_key`, "
+            "`sequence_by`, `prune_by` and `schema_drift` from `config()`, so a model can be "
+            "`{{ config(...) }} {{ merge(delete_column='op') }}`. SET and INSERT lists are the "
+            "target's columns that the batch has (at run time, the table's real columns).\n\n"
+            "**Out of order.** A matched row changes only when `s.<sequence_by> > "
+            "t.<sequence_by>`, for updates and deletes alike. With `deletes='hard'` (default) a "
+            "deleted key has no row left to compare with, so an event older than the delete "
+            "that arrives after it inserts the key again. With `deletes='tombstone'` the delete "
+            "keeps the row with `is_deleted = true` and the delete's sequence value; older "
+            "events then lose against it, and a newer one revives the key. Hide tombstones from "
+            "readers with a view: `CREATE VIEW silver.orders_live AS SELECT * FROM silver.orders "
+            "WHERE NOT is_deleted`.\n\n"
+            "**Modes.** `mode='insert_only'` (only new keys; Delta runs an insert-only MERGE), "
+            "`mode='update_only'` (only known keys). `update_columns=[...]` / "
+            "`exclude_columns=[...]` choose what an update writes (the sequence column is always "
+            "written, keys never). `null_safe=true` matches keys with `<=>`. "
+            "`match_condition='t.region = s.region'` is ANDed into ON.\n\n"
+            "**Schema evolution.** With `config(schema_drift='evolve')` the statement is "
+            "`MERGE WITH SCHEMA EVOLUTION ... UPDATE SET * / INSERT *` over a source without "
+            "the delete column (and without `exclude_columns`), so new batch columns are added "
+            "to the target. Hard deletes cannot be combined with it (the delete column would be "
+            "added); use tombstones.\n\n"
+            "**Pruning (`prune_by`).** For each column in `config(prune_by=[...])` the runner "
+            "measures the batch (min, max, NULLs; distinct values for a partition column) before "
+            "rendering and adds a literal predicate on the target to ON. Delta pushes literal "
+            "predicates on the target into its file scan, so it only reads (and can only "
+            "rewrite) files whose min/max statistics overlap the batch; a subquery in ON would "
+            "not prune. It helps when the target's files are laid out by that column (increasing "
+            "ids or times, a partition column, Z-order or liquid clustering on it) and a batch "
+            "covers a narrow range of it. It does not help when every batch spans the whole key "
+            "space (random UUID keys): the range then covers every file. Prune only on the key "
+            "or on a column whose value never changes for a key (a partition date fixed per "
+            "order), or a matching row outside the range is missed and inserted twice. "
+            "`runner compile` shows the predicate with `:column__min`-style markers; at run "
+            "time they are literals, as in the second listing."
+        ),
+    },
+    "scd2": {
+        "model": (
+            "{{ config(stream='orders', target='silver.orders_history', unique_key='order_id',\n"
+            "          sequence_by='updated_at', prune_by=['order_id'],\n"
+            f"          columns='{ORDER_COLUMNS}, valid_from TIMESTAMP, valid_to TIMESTAMP, "
+            "is_current BOOLEAN, is_deleted BOOLEAN') }}\n"
+            "{{ scd2(delete_column='op') }}  -- noqa: DL003 (only the close rows can match)\n;\n"
+        ),
+        "show": "batch",
+        "intro": (
+            "Slowly changing dimension type 2 in one MERGE per batch: the key's current row is "
+            "closed (`valid_to` = the first new version's sequence value, `is_current = false`) "
+            "and every new version in the batch is inserted, valid until the next one (LEAD over "
+            "the batch's versions of the key), so several changes of a key in one batch are "
+            "applied in order. A delete is a version with `is_deleted = true`; it closes the "
+            "version before it and blocks late events from resurrecting the key. Events not "
+            "newer than the key's current version (late arrivals, redeliveries) are ignored: "
+            "history is appended, never rewritten. Keys and sequence values must not be NULL. "
+            "Being one MERGE, a batch is applied atomically and, under the runner's "
+            "idempotent-write identity, exactly once.\n\n"
+            "The linter's DL003 cannot prove that only one source row per key can match (the "
+            "staged source holds a close row and insert rows per key); the `-- noqa: DL003` on "
+            "the macro's line says so."
+        ),
+    },
+    "optimize": {
+        "model": (
+            "{{ config(stream='orders', target='silver.orders', partitioned_by=['status']) }}\n"
+            "{{ optimize(every=10, zorder_by=['customer_id'], where=\"status = 'open'\") }};\n"
+        ),
+        "show": "batch9",
+        "intro": (
+            "Compacts small files (Z-ordering by `zorder_by`). `every=N` renders it only after "
+            "every N-th batch (ids count from 0, so batch 9 for N=10); `where` limits it to "
+            "partitions (Delta accepts only partition columns there). "
+            "`config(optimize_every=N, zorder_by=[...])` makes the runner append it by itself. "
+            "On a liquid-clustered target (`cluster_by`), `OPTIMIZE` clusters and `zorder_by` "
+            "is an error."
+        ),
+    },
+    "create_target": {
+        "model": (
+            "{{ config(stream='orders', target='silver.orders', unique_key='order_id',\n"
+            f"          columns='{ORDER_COLUMNS}', cluster_by=['customer_id'],\n"
+            "          table_properties={'delta.enableChangeDataFeed': true,\n"
+            "                            'delta.enableDeletionVectors': true,\n"
+            "                            'delta.autoOptimize.autoCompact': true,\n"
+            "                            'delta.logRetentionDuration': 'interval 30 days',\n"
+            "                            'delta.deletedFileRetentionDuration': 'interval 7 days'}"
+            ") }}\n"
+            "SELECT 1;\n"
+        ),
+        "show": "setup",
+        "intro": (
+            "The target's DDL, run once when a query starts and no Delta table is at the "
+            "target's location: columns from `config(columns=...)` or else the stream's schema, "
+            "`PARTITIONED BY` from `partitioned_by` or `CLUSTER BY` (liquid clustering, Delta "
+            "4.4) from `cluster_by` (not both), and `table_properties`. Useful properties: "
+            "`delta.enableChangeDataFeed` (downstream streams read the changes), "
+            "`delta.enableDeletionVectors` (MERGE marks rows deleted instead of rewriting "
+            "files), `delta.autoOptimize.autoCompact` (compact small files after writes), "
+            "`delta.logRetentionDuration` / `delta.deletedFileRetentionDuration` (history "
+            "and VACUUM retention). An existing target gets missing properties with "
+            "`set_table_properties`; `attach_target` registers it under its name."
+        ),
+    },
+}
+
+FACTS = BatchFacts(
+    columns=("order_id", "customer_id", "status", "amount", "updated_at", "op"),
+    target_columns=(
+        "order_id", "customer_id", "status", "amount", "updated_at", "is_deleted",
+    ),
+    stats={"order_id": ColumnStats(min="o1041", max="o1187", null_count=0)},
+)  # fmt: skip
+
+
+def macro_header(name: str) -> str:
+    """The doc comment at the top of the macro's file."""
+    text = (REPO / "runner" / "macros" / f"{name}.sql").read_text()
+    match = re.match(r"\{#-?(.*?)-?#\}", text, re.S)
+    return match.group(1).strip("\n") if match else ""
+
+
+def render_page(name: str, page: dict[str, str]) -> str:
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        (root / "project.yml").write_text(
+            "name: docs\ntargets:\n  local:\n    master: local[1]\n"
+            "    warehouse: target/warehouse\n    checkpoints: target/checkpoints\n"
+        )
+        (root / "streams").mkdir()
+        (root / "streams" / "orders.yml").write_text(STREAM)
+        (root / "models").mkdir()
+        (root / "models" / "example.sql").write_text(page["model"])
+        project = project_loader.load(root)
+        model = project.model("example")
+        listings = []
+        if page["show"] == "setup":
+            setup = compile_setup(project, model, location_root=root)
+            listings.append(("`runner compile` (set-up)", setup.create.sql))
+        elif page["show"] == "batch9":
+            sql = "\n".join(s.sql for s in compile_batch(project, model, 9))
+            listings.append(("`runner compile --batch-id 9`", sql))
+            quiet = compile_batch(project, model, 0)
+            listings.append(("batch 0 (no statement)", "\n".join(s.sql for s in quiet)))
+        else:
+            listings.append(("`runner compile`", compile_batch(project, model, 0)[0].sql))
+            if page["show"] == "batch+facts":
+                sql = compile_batch(project, model, 0, FACTS)[0].sql
+                listings.append(("at run time, for a batch of orders o1041 .. o1187", sql))
+    parts = [
+        f"# `{name}`\n",
+        page["intro"] + "\n",
+        "## Reference\n",
+        "```text\n" + macro_header(name) + "\n```\n",
+        "## Example\n",
+        "`models/example.sql`:\n",
+        "```sql\n" + page["model"] + "```\n",
+    ]
+    for title, sql in listings:
+        parts.append(f"Compiled, {title}:\n")
+        parts.append("```sql\n" + sql + "\n```\n")
+    parts.append(
+        "_Generated by `scripts/macro_docs.py` from the macro and the runner's compile path; "
+        "`tests/unit/test_macro_docs.py` checks it is current._\n"
+    )
+    return "\n".join(parts)
+
+
+def pages() -> dict[Path, str]:
+    return {REPO / "docs" / "macros" / f"{n}.md": render_page(n, p) for n, p in PAGES.items()}
+
+
+if __name__ == "__main__":
+    for path, text in pages().items():
+        path.write_text(text)
+        print(f"wrote {path.relative_to(REPO)}")
