@@ -1,0 +1,77 @@
+"""The crash test with the Kafka source: `runner stream` over a real topic is SIGKILLed five
+times, then drained; the target equals the producer's oracle and the quarantine holds each
+malformed record exactly once."""
+
+from __future__ import annotations
+
+import random
+import re
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+from pyspark.sql import SparkSession
+
+from runner.kafka.producer import create_topic, produce
+from tests.spark.processes import RUNNER, StreamProcess
+
+COUNT, SEED, MALFORMED_SHARE, PER_TRIGGER, KILLS = 160, 11, 0.1, 40, 5
+MODEL = "orders_kafka_merge"
+AFTER_FIRST_STATEMENT = re.compile(rf"{MODEL} batch \d+ batch\[0\] CREATE")
+ANY_BATCH = re.compile(rf"{MODEL} batch \d+: \d+ rows in")
+
+
+def test_sigkill_and_restart_with_kafka_loses_and_doubles_nothing(
+    broker: str, spark: SparkSession, example_project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    create_topic(broker, "orders-crash", partitions=2)
+    sent = produce(broker, "orders-crash", COUNT, SEED, MALFORMED_SHARE)
+    streams = example_project / "streams" / "orders_kafka.yml"
+    streams.write_text(
+        streams.read_text()
+        .replace("localhost:9092", broker)
+        .replace("topic: orders", "topic: orders-crash")
+        .replace("max_offsets_per_trigger: 100", f"max_offsets_per_trigger: {PER_TRIGGER}")
+        .replace("processing_time: 5 seconds", "processing_time: 1 second")
+    )
+
+    rng = random.Random(SEED)
+    kills = []
+    for cycle in range(KILLS):
+        stream = StreamProcess(example_project, select=MODEL)
+        if cycle % 2 == 0:
+            hit = stream.wait_for(AFTER_FIRST_STATEMENT, 0, timeout=180)
+            where = stream.lines[hit] if hit is not None else "(no batch started)"
+            stream.kill()
+            kills.append(f"kill {cycle + 1}: between statements, right after: {where.strip()}")
+        else:
+            stream.wait_for(ANY_BATCH, 0, timeout=180)
+            time.sleep(rng.uniform(0.2, 3.0))
+            stream.kill()
+            last = next((ln for ln in reversed(stream.lines) if "batch" in ln), "(none)")
+            kills.append(f"kill {cycle + 1}: at a random moment, last output: {last.strip()}")
+
+    drain = subprocess.run(
+        [RUNNER, "run", "-m", MODEL, "-p", str(example_project)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert drain.returncode == 0, drain.stdout + drain.stderr
+
+    warehouse = example_project / "target" / "local" / "warehouse"
+    target = spark.read.format("delta").load(str(warehouse / "silver" / "orders_from_kafka"))
+    assert {r["order_id"]: r.asDict() for r in target.collect()} == sent.expected_state()
+    quarantine = spark.read.format("delta").load(str(warehouse / "_quarantine" / MODEL))
+    offsets = sorted((r["partition"], r["offset"]) for r in quarantine.collect())
+    assert offsets == sorted(sent.malformed_offsets())  # each malformed record exactly once
+    log = spark.read.format("delta").load(str(warehouse / "_runner" / "event_log"))
+    batch_ids = sorted(r["batch_id"] for r in log.where(f"model = '{MODEL}'").collect())
+    assert batch_ids == list(range(len(batch_ids)))  # one row per batch, none twice
+    between = [k for k in kills if "between statements" in k and "batch[0]" in k]
+    with capsys.disabled():
+        print(f"\nKafka: {len(kills)} SIGKILLs ({len(between)} between two statements):")
+        for line in kills:
+            print("  " + line)
+    assert len(between) >= 2
