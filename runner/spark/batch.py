@@ -22,6 +22,7 @@ from runner.compile import compile_batch
 from runner.config import ModelSpec
 from runner.errors import RunnerError
 from runner.project import Project
+from runner.spark.batch_facts import prepare_batch_facts
 from runner.spark.errors import first_line
 from runner.spark.eventlog import record_batch
 from runner.spark.sources import BatchSourceContext, batch_source_metrics, prepare_batch
@@ -86,7 +87,9 @@ def run_batch(
     try:
         report.input_rows = batch_df.count()
         batch_df.createOrReplaceTempView(model.batch_view)
-        for statement in compile_batch(project, model, batch_id):
+        # schema-drift policy, then the batch's real columns and prune ranges for rendering
+        facts = prepare_batch_facts(session, project, model, batch_df)
+        for statement in compile_batch(project, model, batch_id, facts):
             txn = None
             if statement.is_dml:
                 txn = Transaction(f"{query_id}:{model.name}:{statement.label}", batch_id)

@@ -1,0 +1,96 @@
+"""Measure a micro-batch before its model is rendered: columns, target columns, prune ranges.
+
+The templating layer renders these as literals (``runner.templating.batch_facts``); this module
+only asks Spark. One aggregation over the (persisted) batch covers every ``prune_by`` column.
+"""
+
+from __future__ import annotations
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql.types import (
+    BinaryType,
+    BooleanType,
+    DataType,
+    MapType,
+    StructType,
+    TimestampNTZType,
+    TimestampType,
+)
+
+from runner.config import ModelSpec
+from runner.errors import ConfigError
+from runner.project import Project
+from runner.spark.schema_drift import apply_drift_policy
+from runner.templating.batch_facts import MAX_IN_VALUES, BatchFacts, ColumnStats, TypedLiteral
+
+_TEXT_TYPES = {TimestampType: "TIMESTAMP", TimestampNTZType: "TIMESTAMP_NTZ"}
+_UNPRUNABLE = (BinaryType, BooleanType, MapType, StructType)
+
+
+def prepare_batch_facts(
+    session: SparkSession, project: Project, model: ModelSpec, batch_df: DataFrame
+) -> BatchFacts:
+    """Apply the model's schema-drift policy, then measure the batch for rendering."""
+    apply_drift_policy(session, project, model, batch_df)
+    target = (
+        tuple(session.table(model.target_table).columns)
+        if session.catalog.tableExists(model.target_table)
+        else None
+    )
+    return BatchFacts(
+        columns=tuple(batch_df.columns),
+        target_columns=target,
+        stats=column_stats(batch_df, model),
+    )
+
+
+def column_stats(batch_df: DataFrame, model: ModelSpec) -> dict[str, ColumnStats]:
+    """min / max / NULL count of each ``prune_by`` column (and distinct values of partition
+    columns, up to MAX_IN_VALUES + 1 of them)."""
+    columns = model.config.prune_by
+    if not columns:
+        return {}
+    types = {f.name.lower(): f.dataType for f in batch_df.schema.fields}
+    partitions = {c.lower() for c in model.config.partitioned_by}
+    aggregates = []
+    for index, column in enumerate(columns):
+        kind = types.get(column.lower())
+        if kind is None or isinstance(kind, _UNPRUNABLE):
+            raise ConfigError(
+                f"prune_by column '{column}' "
+                + ("is not in the batch" if kind is None else f"has type {kind.simpleString()}")
+                + ": it cannot bound a MERGE",
+                file=model.file,
+                line=model.config_line,
+            )
+        value = F.col(column)
+        if type(kind) in _TEXT_TYPES:
+            value = value.cast("string")  # the session time zone's text, not Python's
+        aggregates += [
+            F.min(value).alias(f"min{index}"),
+            F.max(value).alias(f"max{index}"),
+            F.count_if(F.col(column).isNull()).alias(f"nulls{index}"),
+        ]
+        if column.lower() in partitions:
+            distinct = F.array_sort(F.collect_set(value))
+            aggregates.append(F.slice(distinct, 1, MAX_IN_VALUES + 1).alias(f"values{index}"))
+    row = batch_df.agg(*aggregates).collect()[0].asDict()
+    stats = {}
+    for index, column in enumerate(columns):
+        wrap = _wrapper(types[column.lower()])
+        values = row.get(f"values{index}")
+        stats[column] = ColumnStats(
+            min=wrap(row[f"min{index}"]),
+            max=wrap(row[f"max{index}"]),
+            null_count=int(row[f"nulls{index}"]),
+            values=None if values is None else tuple(wrap(v) for v in values),
+        )
+    return stats
+
+
+def _wrapper(kind: DataType):
+    type_name = _TEXT_TYPES.get(type(kind))
+    if type_name is None:
+        return lambda value: value
+    return lambda value: None if value is None else TypedLiteral(type_name, value)
