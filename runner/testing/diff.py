@@ -85,7 +85,9 @@ def _sort_key(row: Row, order: list[int]) -> tuple[str, ...]:
 def diff_table(diff: RowDiff, title: str) -> Table:
     """The diff as a table: ``-`` an expected row, ``+`` an actual one; a changed row shows
     both, its differing cells in bold."""
-    table = Table(title=title, title_justify="left")
+    table = Table(
+        title=title, title_justify="left", caption="- expected   + actual", caption_justify="left"
+    )
     table.add_column("")
     for column in diff.columns:
         table.add_column(f"{column} (key)" if column in diff.key else column)

@@ -62,7 +62,7 @@ def summary_line(results: list[TestResult]) -> str:
     seconds = sum(r.seconds for r in results)
     return (
         f"{counts[PASS]} passed, {counts[FAIL]} failed, {counts[ERROR]} errors "
-        f"({len(results)} tests, {seconds:.1f}s of test time)"
+        f"({len(results)} test{'' if len(results) == 1 else 's'}, {seconds:.1f}s of test time)"
     )
 
 
