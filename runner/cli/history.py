@@ -46,31 +46,29 @@ def history(
         if output == "json":
             typer.echo(json.dumps([_plain(r.asDict(recursive=True)) for r in rows], indent=2))
             return
-        table = Table(title=f"{spec.name}: last {len(rows)} batches")
-        for column in ("batch", "started (UTC)", "rows in", "inserted", "updated", "deleted",
-                       "quarantined", "seconds", "statements"):  # fmt: skip
-            table.add_column(
-                column, justify="left" if column in ("started (UTC)", "statements") else "right"
-            )
+        first = rows[0]["started_at"].strftime("%Y-%m-%d") if rows else ""
+        table = Table(title=f"{spec.name}: last {len(rows)} batches (from {first}, UTC)")
+        for column in ("batch", "started", "rows in", "ins", "upd", "del", "quar", "secs"):
+            table.add_column(column, justify="right", no_wrap=True)
+        table.add_column("statements (seconds)", overflow="fold")
         for row in rows:
-            steps = ", ".join(_step(s) for s in row["statements"])
             table.add_row(
                 str(row["batch_id"]),
-                row["started_at"].strftime("%Y-%m-%d %H:%M:%S"),
+                row["started_at"].strftime("%H:%M:%S"),
                 str(row["input_rows"]),
                 str(row["inserted"]),
                 str(row["updated"]),
                 str(row["deleted"]),
                 str(row["quarantined"]),
-                f"{row['seconds']:.2f}",
-                steps,
+                f"{row['seconds']:.1f}",
+                " ".join(_step(s) for s in row["statements"]),
             )
         console.print(table)
 
 
 def _step(statement: dict) -> str:
-    took = "skipped" if statement["skipped"] else f"{statement['seconds']:.2f}s"
-    return f"{statement['label']} {statement['keyword']} {took}"
+    took = "skipped" if statement["skipped"] else f"{statement['seconds']:.1f}"
+    return f"{statement['keyword']} {took}"
 
 
 def _plain(value: object) -> object:
