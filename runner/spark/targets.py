@@ -68,21 +68,30 @@ def forget_stale_registration(
     """The name may already be registered in this session for another location (another
     project, or a target whose warehouse moved). An external registration is only a name, so
     it is dropped (the data stays); a managed table of that name is never touched."""
-    if not spark.catalog.tableExists(table):
+    found = registration(spark, table)
+    if found is None:
         return
-    details = {
-        row["col_name"]: row["data_type"]
-        for row in spark.sql(f"DESCRIBE TABLE EXTENDED {table}").collect()
-    }
-    registered = details.get("Location", "").removeprefix("file:")
+    registered, kind = found
     if Path(registered) == location:
         return
-    if details.get("Type", "").upper() != "EXTERNAL":
+    if kind != "EXTERNAL":
         raise ConfigError(
-            f"table {table} already exists as a {details.get('Type', '?')} table at "
+            f"table {table} already exists as a {kind or '?'} table at "
             f"{registered}, not at its location {location}",
             file=file,
             line=line,
             hint="choose another target name, or drop that table yourself",
         )
     spark.sql(f"DROP TABLE {table}")
+
+
+def registration(spark: SparkSession, table: str) -> tuple[str, str] | None:
+    """Where the session's catalog says ``table`` is, and its type (EXTERNAL, MANAGED); None
+    when the name is not registered."""
+    if not spark.catalog.tableExists(table):
+        return None
+    details = {
+        row["col_name"]: row["data_type"]
+        for row in spark.sql(f"DESCRIBE TABLE EXTENDED {table}").collect()
+    }
+    return details.get("Location", "").removeprefix("file:"), details.get("Type", "").upper()

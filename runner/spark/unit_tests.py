@@ -28,7 +28,7 @@ from runner.spark.batch import run_batch
 from runner.spark.errors import first_line
 from runner.spark.frames import text_rows, typed_frame
 from runner.spark.relations import latest_version
-from runner.spark.targets import ensure_target
+from runner.spark.targets import ensure_target, registration
 from runner.testing.diff import RowDiff, diff_rows, diff_table
 from runner.testing.results import ERROR, FAIL, TestResult
 from runner.testing.unit_specs import (
@@ -142,12 +142,6 @@ def _changes_since(spark: SparkSession, location: Path, version: int) -> DataFra
 def _release_name(spark: SparkSession, table: str, scratch: Path) -> None:
     """Drop the name's registration if it points into the scratch warehouse (the data goes with
     the temp dir); the next command that needs the real target attaches it again."""
-    if not spark.catalog.tableExists(table):
-        return
-    details = {
-        r["col_name"]: r["data_type"]
-        for r in spark.sql(f"DESCRIBE TABLE EXTENDED {table}").collect()
-    }
-    location = details.get("Location", "").removeprefix("file:")
-    if location.startswith(str(scratch)) and details.get("Type", "").upper() == "EXTERNAL":
+    found = registration(spark, table)
+    if found is not None and found[0].startswith(str(scratch)) and found[1] == "EXTERNAL":
         spark.sql(f"DROP TABLE {table}")
