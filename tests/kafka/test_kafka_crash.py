@@ -5,21 +5,17 @@ malformed record exactly once."""
 from __future__ import annotations
 
 import random
-import re
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
 from pyspark.sql import SparkSession
 
 from runner.kafka.producer import create_topic, produce
-from tests.spark.processes import RUNNER, StreamProcess
+from tests.spark.processes import RUNNER, kill_repeatedly
 
 COUNT, SEED, MALFORMED_SHARE, PER_TRIGGER, KILLS = 160, 11, 0.1, 40, 5
 MODEL = "orders_kafka_merge"
-AFTER_FIRST_STATEMENT = re.compile(rf"{MODEL} batch \d+ batch\[0\] CREATE")
-ANY_BATCH = re.compile(rf"{MODEL} batch \d+: \d+ rows in")
 
 
 def test_sigkill_and_restart_with_kafka_loses_and_doubles_nothing(
@@ -36,21 +32,7 @@ def test_sigkill_and_restart_with_kafka_loses_and_doubles_nothing(
         .replace("processing_time: 5 seconds", "processing_time: 1 second")
     )
 
-    rng = random.Random(SEED)
-    kills = []
-    for cycle in range(KILLS):
-        stream = StreamProcess(example_project, select=MODEL)
-        if cycle % 2 == 0:
-            hit = stream.wait_for(AFTER_FIRST_STATEMENT, 0, timeout=180)
-            where = stream.lines[hit] if hit is not None else "(no batch started)"
-            stream.kill()
-            kills.append(f"kill {cycle + 1}: between statements, right after: {where.strip()}")
-        else:
-            stream.wait_for(ANY_BATCH, 0, timeout=180)
-            time.sleep(rng.uniform(0.2, 3.0))
-            stream.kill()
-            last = next((ln for ln in reversed(stream.lines) if "batch" in ln), "(none)")
-            kills.append(f"kill {cycle + 1}: at a random moment, last output: {last.strip()}")
+    kills = kill_repeatedly(example_project, MODEL, MODEL, KILLS, random.Random(SEED))
 
     drain = subprocess.run(
         [RUNNER, "run", "-m", MODEL, "-p", str(example_project)],

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import random
 import re
 import signal
 import subprocess
@@ -52,3 +53,29 @@ class StreamProcess:
         os.killpg(self.process.pid, signal.SIGKILL)
         self.process.wait(timeout=30)
         self._reader.join(timeout=10)
+
+
+def kill_repeatedly(
+    project: Path, select: str, model: str, kills: int, rng: random.Random
+) -> list[str]:
+    """Start `runner stream --select SELECT` and SIGKILL it ``kills`` times: every other time
+    right after ``model`` finished the first statement of a batch (so its MERGE is in flight),
+    the others at a random moment after a batch. Returns where each kill landed."""
+    after_first_statement = re.compile(rf"{model} batch \d+ batch\[0\] CREATE")
+    any_batch = re.compile(r"batch \d+: \d+ rows in")
+    report = []
+    for cycle in range(kills):
+        stream = StreamProcess(project, select=select)
+        if cycle % 2 == 0:
+            hit = stream.wait_for(after_first_statement, 0, timeout=180)
+            where = stream.lines[hit] if hit is not None else "(no batch started)"
+            stream.kill()
+            report.append(f"kill {cycle + 1}: between statements, right after: {where.strip()}")
+        else:
+            stream.wait_for(any_batch, 0, timeout=180)
+            time.sleep(rng.uniform(0.2, 3.0))
+            stream.kill()
+            last = next((ln for ln in reversed(stream.lines) if "batch" in ln), "(none)")
+            report.append(f"kill {cycle + 1}: at a random moment, last output: {last.strip()}")
+        assert stream.process.returncode == -signal.SIGKILL, "\n".join(stream.lines)
+    return report

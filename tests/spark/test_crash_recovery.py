@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import json
 import random
-import re
-import signal
 import subprocess
 import threading
 import time
@@ -23,7 +21,7 @@ import pytest
 from pyspark.sql import SparkSession
 
 from tests.conftest import land_events
-from tests.spark.processes import RUNNER, StreamProcess
+from tests.spark.processes import RUNNER, kill_repeatedly
 
 FILES = 24
 KILLS = 6
@@ -137,10 +135,6 @@ def fast_triggers(project: Path) -> None:
         path.write_text(text.replace("maxFilesPerTrigger: 1", "maxFilesPerTrigger: 2"))
 
 
-AFTER_FIRST_STATEMENT = re.compile(r"orders_merge batch \d+ batch\[0\] CREATE")
-ANY_BATCH = re.compile(r"batch \d+: \d+ rows in")
-
-
 def test_sigkill_and_restart_never_loses_or_doubles_a_batch(
     spark: SparkSession, example_project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -155,22 +149,9 @@ def test_sigkill_and_restart_never_loses_or_doubles_a_batch(
 
     producer = threading.Thread(target=produce, daemon=True)
     producer.start()
-    rng = random.Random(SEED)
-    kills: list[str] = []
-    for cycle in range(KILLS):
-        stream = StreamProcess(example_project)
-        if cycle % 2 == 0:
-            hit = stream.wait_for(AFTER_FIRST_STATEMENT, 0, timeout=120)
-            where = stream.lines[hit] if hit is not None else "(no batch started)"
-            stream.kill()
-            kills.append(f"kill {cycle + 1}: between statements, right after: {where.strip()}")
-        else:
-            stream.wait_for(ANY_BATCH, 0, timeout=120)
-            time.sleep(rng.uniform(0.2, 4.0))
-            stream.kill()
-            last = next((ln for ln in reversed(stream.lines) if "batch" in ln), "(none)")
-            kills.append(f"kill {cycle + 1}: at a random moment, last output: {last.strip()}")
-        assert stream.process.returncode == -signal.SIGKILL
+    kills = kill_repeatedly(
+        example_project, "orders_merge+", "orders_merge", KILLS, random.Random(SEED)
+    )
     producer.join()
 
     drain = subprocess.run(
