@@ -23,7 +23,6 @@ DELTA_FORMAT = "delta"
 SOURCE_FORMATS = (*FILE_FORMATS, *FIXED_SCHEMAS, KAFKA_FORMAT, DELTA_FORMAT)
 # The columns a Delta Change Data Feed adds to the table's own.
 CDF_COLUMNS = "_change_type STRING, _commit_version BIGINT, _commit_timestamp TIMESTAMP"
-TRIGGER_KINDS = ("processing_time", "available_now")
 # What a batch whose columns differ from the target's does (runner/spark/schema_drift.py).
 SCHEMA_DRIFT_POLICIES = ("fail", "append_new_columns", "evolve")
 LINT_SEVERITIES = ("error", "warning")
