@@ -7,8 +7,8 @@ from __future__ import annotations
 import logging
 import re
 import time
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -22,6 +22,7 @@ from runner.lint.analyze import Analyzer, analysis_rules, attach_findings, plan_
 from runner.lint.base import ERROR, WARNING, Rule, Violation, all_rules
 from runner.lint.context import ModelContext, ParsedStatement
 from runner.lint.jinja_scan import scan_template
+from runner.logs import logger_level
 from runner.project import Project, load
 from runner.selection import select_models
 from runner.sql.dialect import parse_statement
@@ -221,13 +222,6 @@ def _is_suppressed(violation: Violation, suppressed: dict[int, frozenset[str] | 
     return codes is None or violation.code in codes
 
 
-@contextmanager
-def _quiet_sqlglot() -> Iterator[None]:
+def _quiet_sqlglot() -> AbstractContextManager[None]:
     """sqlglot logs a warning for each statement it parses only as a command; DL011 says so."""
-    logger = logging.getLogger("sqlglot")
-    level = logger.level
-    logger.setLevel(logging.ERROR)
-    try:
-        yield
-    finally:
-        logger.setLevel(level)
+    return logger_level(logging.getLogger("sqlglot"), logging.ERROR)

@@ -39,7 +39,7 @@ import re
 import shutil
 import tempfile
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -59,6 +59,7 @@ from runner.lint.analyze import (
     ModelPlan,
     PlannedStatement,
 )
+from runner.logs import logger_level
 from runner.project import Project
 from runner.spark.errors import spark_error_text
 from runner.spark.session import build_session
@@ -318,14 +319,7 @@ def _make_stand_in(
     return None
 
 
-@contextmanager
-def _quiet_query_context_logger() -> Iterator[None]:
+def _quiet_query_context_logger() -> AbstractContextManager[None]:
     """pyspark logs every SQL error with its query context, Java stack and all, on stderr; the
     errors here are findings, reported by the linter."""
-    logger = PySparkLogger.getLogger("SQLQueryContextLogger")
-    level = logger.level
-    logger.setLevel(logging.CRITICAL)
-    try:
-        yield
-    finally:
-        logger.setLevel(level)
+    return logger_level(PySparkLogger.getLogger("SQLQueryContextLogger"), logging.CRITICAL)
