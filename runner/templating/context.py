@@ -50,6 +50,14 @@ class PendingRelation:
     def __str__(self) -> str:
         return str(self._config.get("target") or self._fallback)
 
+    @property
+    def schema(self) -> str:
+        return Relation(str(self)).schema
+
+    @property
+    def identifier(self) -> str:
+        return Relation(str(self)).identifier
+
 
 class ConfigProxy:
     """``config`` in a template: callable (``config(...)``) and readable (``config.key``)."""

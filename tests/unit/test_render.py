@@ -184,3 +184,9 @@ def test_ref_to_unknown_model_is_reported(project_factory) -> None:
     root = project_factory({"m": HEADER + "SELECT * FROM {{ ref('ghost') }};"})
     with pytest.raises(ConfigError, match="ref\\('ghost'\\)"):
         load(root)
+
+
+def test_this_exposes_schema_and_identifier(project_factory) -> None:
+    root = project_factory({"m": HEADER + "SELECT '{{ this.schema }}', '{{ this.identifier }}';"})
+    project = load(root)
+    assert compile_batch(project, project.model("m"), 0)[0].sql == "SELECT 'silver', 'orders'"
