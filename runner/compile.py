@@ -178,7 +178,7 @@ def batch_context(
 def maintenance_due(model: ModelSpec, batch_id: int) -> bool:
     """OPTIMIZE runs after every ``optimize_every``-th batch (batch ids count from 0)."""
     every = model.config.optimize_every
-    return bool(every) and (batch_id + 1) % every == 0
+    return every is not None and every > 0 and (batch_id + 1) % every == 0
 
 
 def compile_batch(

@@ -31,11 +31,14 @@ from runner.compile import (
 )
 from runner.config import ModelSpec
 from runner.errors import RunnerError
+from runner.lineage import Lineage, build_lineage
 from runner.project import Project
+from runner.testing.data_tests import load_data_tests
+from runner.testing.seeds import load_seeds
 
 COMPILED_DIR = Path("target") / "compiled"
 MANIFEST_NAME = "manifest.json"
-MANIFEST_VERSION = 1
+MANIFEST_VERSION = 2  # 2: lineage, seeds, depends_on.models through streams
 _RULE = "-- " + "=" * 94
 
 
@@ -155,6 +158,8 @@ def build_manifest(project: Project) -> dict[str, Any]:
     It describes the project, not one batch (the batch id is in each compiled file's header),
     so ``--select`` and ``--batch-id`` never leave it inconsistent with the files beside it."""
     target = project.target
+    seeds = load_seeds(project)
+    lineage = build_lineage(project, seeds, load_data_tests(project, seeds))
     return {
         "manifest_version": MANIFEST_VERSION,
         "project": {"name": project.name, "vars": project.vars},
@@ -165,7 +170,7 @@ def build_manifest(project: Project) -> dict[str, Any]:
             "checkpoints": project_path(project, target.checkpoint_root),
             "spark_conf": target.spark_conf,
         },
-        "models": {name: _model_entry(project, m) for name, m in project.models.items()},
+        "models": {name: _model_entry(project, m, lineage) for name, m in project.models.items()},
         "streams": {
             name: {
                 "file": project_path(project, s.file),
@@ -178,17 +183,25 @@ def build_manifest(project: Project) -> dict[str, Any]:
             for name, s in project.streams.items()
         },
         "targets": {m.target_table: _target_entry(project, m) for m in project.models.values()},
+        "seeds": {
+            name: {"file": project_path(project, s.csv), "table": s.table, "columns": s.columns_ddl}
+            for name, s in sorted(seeds.items())
+        },
+        "lineage": lineage.as_data(),
     }
 
 
-def _model_entry(project: Project, model: ModelSpec) -> dict[str, Any]:
+def _model_entry(project: Project, model: ModelSpec, lineage: Lineage) -> dict[str, Any]:
     return {
         "file": project_path(project, model.file),
         "compiled": (COMPILED_DIR / f"{model.name}.sql").as_posix(),
         "stream": model.config.stream,
         "target": model.target_table,
         "config": asdict(model.config),
-        "depends_on": {"models": sorted(model.refs), "streams": [model.config.stream]},
+        "depends_on": {
+            "models": sorted(lineage.upstream_models(model.name)),
+            "streams": [model.config.stream],
+        },
         "checkpoint": project_path(project, project.target.checkpoint_for(model.name)),
     }
 

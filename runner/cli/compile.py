@@ -11,7 +11,7 @@ from runner.cli.errors import reported_errors
 from runner.cli.options import Debug, ProjectDir, Select, Target, Vars
 from runner.cli.progress import console
 from runner.compiled import project_path, write_compiled
-from runner.project import load, parse_vars
+from runner.project import Project, load, parse_vars
 from runner.selection import select_models
 
 
@@ -37,8 +37,27 @@ def compile_models(
     Example: runner compile --select orders_merge --batch-id 1
     """
     with reported_errors(debug):
-        project = load(project_dir, target, parse_vars(vars))
+        # With --select, another model's Jinja error does not stop the selected ones.
+        project = load(project_dir, target, parse_vars(vars), tolerate_model_errors=bool(select))
+        if select:
+            _raise_for_selected_broken_models(project, select)
         names = select_models(project, select) if select else None
         written = write_compiled(project, names, batch_id)
         for path in written:
             console.print(f"wrote {project_path(project, path)}")
+
+
+def _raise_for_selected_broken_models(project: Project, select: list[str]) -> None:
+    """The load error of a selected model that does not load (by name), or of a model a
+    selected model refs."""
+    broken = {file.stem: error for file, error in project.model_errors.items()}
+    terms = {
+        term.lstrip("+").rstrip("+") for item in select for term in item.replace(",", " ").split()
+    }
+    for term in sorted(terms):
+        if term in broken:
+            raise broken[term]
+    for name in select_models(project, list(select)):
+        for other in project.models[name].refs:
+            if other in broken:
+                raise broken[other]

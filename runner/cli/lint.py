@@ -69,9 +69,7 @@ def lint(
             from runner.spark.analyze import analyze_project
 
             analyzer = analyze_project
-        result = lint_project(
-            project_dir, target, parse_vars(vars), select, analyzer=analyzer
-        )
+        result = lint_project(project_dir, target, parse_vars(vars), select, analyzer=analyzer)
     # plain write, not rich: annotations and JSON must reach stdout byte for byte
     sys.stdout.write(format_result(result, output_format))
     raise typer.Exit(result.exit_code(strict))

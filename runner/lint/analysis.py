@@ -6,20 +6,21 @@ Pure functions over expressions; names compare case-insensitively, as Spark's do
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
 from sqlglot import exp
+from sqlglot.errors import ParseError, TokenError
 
 from runner.lint.context import ParsedStatement
-from runner.sql.dialect import Optimize
+from runner.sql.dialect import Delta, Optimize, parse_statement
 
-Views = dict[str, exp.Expression]  # lower-cased view / CTE name -> its query
+Views = dict[str, exp.Expr]  # lower-cased view / CTE name -> its query
 
 _MAX_DEPTH = 20  # views reading views; a cycle is a user error Spark reports itself
 
 
-def table_key(table: exp.Expression) -> str:
+def table_key(table: exp.Expr) -> str:
     """``silver.orders`` for a table node (lower-cased), ``''`` for a table function."""
     if not isinstance(table, exp.Table) or not isinstance(table.this, exp.Identifier):
         return ""
@@ -39,7 +40,7 @@ def temp_views(statements: list[ParsedStatement]) -> Views:
     return views
 
 
-def with_ctes(views: Views, node: exp.Expression) -> Views:
+def with_ctes(views: Views, node: exp.Expr) -> Views:
     """``views`` plus the CTEs declared on ``node`` (a query or a MERGE)."""
     with_ = node.args.get("with_") or node.args.get("with")
     if not isinstance(with_, exp.With):
@@ -54,10 +55,10 @@ def with_ctes(views: Views, node: exp.Expression) -> Views:
 class MergeSource:
     """What a MERGE's USING reads: ``name`` for a table or view, ``query`` when known."""
 
-    node: exp.Expression
+    node: exp.Expr | None
     alias: str
     name: str
-    query: exp.Expression | None
+    query: exp.Expr | None
 
 
 def merge_source(merge: exp.Merge, views: Views) -> MergeSource:
@@ -78,7 +79,7 @@ def target_names(merge: exp.Merge) -> set[str]:
     return names
 
 
-def conjuncts(condition: exp.Expression | None) -> list[exp.Expression]:
+def conjuncts(condition: exp.Expr | None) -> list[exp.Expr]:
     """The top-level AND terms of a condition (parentheses removed)."""
     if condition is None:
         return []
@@ -88,7 +89,7 @@ def conjuncts(condition: exp.Expression | None) -> list[exp.Expression]:
     return [condition]
 
 
-def equality_pairs(condition: exp.Expression | None) -> list[tuple[exp.Column, exp.Column]]:
+def equality_pairs(condition: exp.Expr | None) -> list[tuple[exp.Column, exp.Column]]:
     """``(left, right)`` column pairs of the top-level ``=`` / ``<=>`` terms."""
     pairs = []
     for term in conjuncts(condition):
@@ -103,7 +104,7 @@ def equality_pairs(condition: exp.Expression | None) -> list[tuple[exp.Column, e
 
 
 def unique_on(
-    query: exp.Expression | None, keys: set[str], views: Views, batch_view: str, depth: int = 0
+    query: exp.Expr | None, keys: set[str], views: Views, batch_view: str, depth: int = 0
 ) -> bool | None:
     """Is ``query`` proven to return at most one row per ``keys``?
 
@@ -146,7 +147,7 @@ def unique_on(
     return unique_on(inner, keys, views, batch_view, depth + 1)
 
 
-def _relation_query(relation: exp.Expression | None, views: Views) -> exp.Expression | None:
+def _relation_query(relation: exp.Expr | None, views: Views) -> exp.Expr | None:
     if isinstance(relation, exp.Subquery):
         return relation.this
     if isinstance(relation, exp.Table):
@@ -154,9 +155,7 @@ def _relation_query(relation: exp.Expression | None, views: Views) -> exp.Expres
     return None
 
 
-def _keeps_first_row(
-    condition: exp.Expression, keys: set[str], numbered: dict[str, exp.Expression]
-) -> bool:
+def _keeps_first_row(condition: exp.Expr, keys: set[str], numbered: Mapping[str, exp.Expr]) -> bool:
     """A top-level term ``rn = 1`` (or ``rn <= 1`` / ``rn < 2``) where ``rn`` is
     ``ROW_NUMBER() OVER (PARTITION BY <subset of keys> ...)`` (inline, or an alias of the
     subquery's projection given in ``numbered``)."""
@@ -177,7 +176,7 @@ def _keeps_first_row(
     return False
 
 
-def _names_within(expressions: list[exp.Expression], keys: set[str]) -> bool:
+def _names_within(expressions: list[exp.Expr], keys: set[str]) -> bool:
     """Non-empty, all plain columns, and every column name is one of ``keys``."""
     names = [e.name.lower() for e in expressions if isinstance(e, exp.Column)]
     return bool(names) and len(names) == len(expressions) and set(names) <= keys
@@ -186,12 +185,10 @@ def _names_within(expressions: list[exp.Expression], keys: set[str]) -> bool:
 # -- what a query reads --------------------------------------------------------------------
 
 
-def reachable_queries(
-    query: exp.Expression | None, views: Views
-) -> Iterator[tuple[str, exp.Expression]]:
+def reachable_queries(query: exp.Expr | None, views: Views) -> Iterator[tuple[str, exp.Expr]]:
     """``query`` and, transitively, the views and CTEs it reads: ``(view name or '', query)``."""
     seen: set[int] = set()
-    pending: list[tuple[str, exp.Expression | None, Views]] = [("", query, views)]
+    pending: list[tuple[str, exp.Expr | None, Views]] = [("", query, views)]
     while pending:
         name, node, scope = pending.pop()
         if node is None or id(node) in seen or len(seen) > _MAX_DEPTH * 10:
@@ -205,7 +202,7 @@ def reachable_queries(
                 pending.append((key, scope[key], scope))
 
 
-def final_selects(node: exp.Expression | None) -> list[exp.Select]:
+def final_selects(node: exp.Expr | None) -> list[exp.Select]:
     """The selects whose projection is the result of ``node`` (both sides of a UNION)."""
     if isinstance(node, exp.Subquery):
         return final_selects(node.this)
@@ -214,7 +211,7 @@ def final_selects(node: exp.Expression | None) -> list[exp.Select]:
     return [node] if isinstance(node, exp.Select) else []
 
 
-def statement_results(node: exp.Expression | None) -> list[exp.Expression]:
+def statement_results(node: exp.Expr | None) -> list[exp.Expr]:
     """The queries whose rows a statement keeps: a view's or CTAS's query, an INSERT's, a
     MERGE's source subquery, or the statement itself when it is a query."""
     if isinstance(node, exp.Query):
@@ -228,3 +225,34 @@ def statement_results(node: exp.Expression | None) -> list[exp.Expression]:
 
 def optimized_table(node: Optimize) -> str:
     return table_key(node.this) if isinstance(node.this, exp.Table) else ""
+
+
+# -- statements run together ---------------------------------------------------------------
+
+_STATEMENT_STARTS = frozenset(
+    {"ALTER", "CREATE", "DELETE", "DESCRIBE", "DROP", "INSERT", "MERGE", "OPTIMIZE", "RESTORE",
+     "SELECT", "TRUNCATE", "UPDATE", "VACUUM", "WITH"}
+)  # fmt: skip
+
+
+def run_together_at(sql: str) -> int | None:
+    """The offset of the statement keyword where ``sql`` splits into two statements that each
+    parse (a missing ``;``), or None. Only keywords outside parentheses are tried."""
+    try:
+        tokens = Delta().tokenize(sql)
+    except TokenError:
+        return None
+    depth = 0
+    for index, token in enumerate(tokens):
+        if token.text == "(":
+            depth += 1
+        elif token.text == ")":
+            depth -= 1
+        elif index and depth == 0 and token.text.upper() in _STATEMENT_STARTS:
+            try:
+                parse_statement(sql[: token.start])
+                parse_statement(sql[token.start :])
+            except ParseError:
+                continue
+            return token.start
+    return None

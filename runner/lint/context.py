@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar
 
 from sqlglot import exp
 from sqlglot.errors import ParseError, TokenError
@@ -19,6 +20,7 @@ from runner.lint.jinja_scan import TemplateScan
 from runner.project import Project
 
 _JINJA_OPENERS = ("{{", "{%", "{#")
+E = TypeVar("E", bound=exp.Expr)
 
 
 @dataclass(frozen=True)
@@ -67,9 +69,7 @@ class ModelContext:
         for batch_id in sorted(self.batches):
             yield from self.batches[batch_id]
 
-    def expressions(
-        self, kind: type[exp.Expression]
-    ) -> Iterator[tuple[ParsedStatement, exp.Expression]]:
+    def expressions(self, kind: type[E]) -> Iterator[tuple[ParsedStatement, E]]:
         """Every node of type ``kind`` in every parsed statement, with its statement."""
         for parsed in self.statements():
             if parsed.expression is not None:
@@ -89,7 +89,7 @@ class ModelContext:
             rule=type(rule).__name__ if isinstance(rule, Rule) else rule.__name__,
         )
 
-    def locate_node(self, parsed: ParsedStatement, node: exp.Expression | None) -> Location:
+    def locate_node(self, parsed: ParsedStatement, node: exp.Expr | None) -> Location:
         """The source position of ``node`` (the earliest token under it that has a position)."""
         starts = [
             n.meta["start"]

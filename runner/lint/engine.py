@@ -19,9 +19,10 @@ from runner.compile import compile_batch, compile_setup, relative_location
 from runner.config import LintSettings, ModelSpec
 from runner.errors import ConfigError, RunnerError
 from runner.lint.analyze import Analyzer, analysis_rules, attach_findings, plan_analysis
-from runner.lint.base import ERROR, WARNING, Rule, Violation, all_rules
+from runner.lint.base import ERROR, WARNING, Rule, Violation
 from runner.lint.context import ModelContext, ParsedStatement
 from runner.lint.jinja_scan import scan_template
+from runner.lint.rules import all_rules
 from runner.logs import logger_level
 from runner.project import Project, load
 from runner.selection import select_models
@@ -29,6 +30,8 @@ from runner.sql.dialect import parse_statement
 
 # `-- noqa`, `-- noqa: DL003`, `-- noqa: DL003, DL009`. Not in a `{# #}` comment: a line that
 # ends with a Jinja tag maps to the next line in rendered SQL, so it would suppress the wrong line.
+INTERNAL_CODE = "DL000"  # a rule or the renderer failed unexpectedly on one model
+
 _NOQA = re.compile(r"--\s*noqa\b(?::\s*(?P<codes>[A-Za-z0-9_,\s]+))?", re.IGNORECASE)
 
 
@@ -87,7 +90,7 @@ def lint_loaded(
     violations: set[Violation] = set()
     statements = 0
     with _quiet_sqlglot():
-        contexts = [build_context(project, file, cache) for file in files]
+        contexts = [_safe_context(project, file, cache) for file in files]
     if analyzer is not None:
         plans = [plan for plan in map(plan_analysis, contexts) if plan is not None]
         attach_findings(contexts, analyzer(project, plans))
@@ -96,16 +99,21 @@ def lint_loaded(
             statements += sum(1 for _ in context.statements())
             suppressed = noqa_lines(context.source)
             for rule, severity in rules:
-                for violation in rule.check(context):
-                    if _is_suppressed(violation, suppressed):
-                        continue
-                    violations.add(replace(violation, severity=severity))
+                for violation in _safe_check(rule, context):
+                    if violation.code == INTERNAL_CODE:
+                        violations.add(violation)  # a linter bug: never suppressed
+                    elif not _is_suppressed(violation, suppressed):
+                        violations.add(replace(violation, severity=severity))
             for violation in context.analysis:
                 if violation.code in project.lint.disable:
                     continue
                 if not _is_suppressed(violation, suppressed):
                     severity = project.lint.severity.get(violation.code, violation.severity)
                     violations.add(replace(violation, severity=severity))
+    if not select:
+        for rule, severity in rules:
+            for violation in rule.check_project(project):
+                violations.add(replace(violation, severity=severity))
     return LintResult(
         root=project.root,
         violations=tuple(sorted(violations)),
@@ -174,7 +182,52 @@ def build_context(
     return context
 
 
-def _parse(statement, batch_id: int | None, cache: dict) -> ParsedStatement:  # type: ignore[no-untyped-def]
+def _safe_context(
+    project: Project, file: Path, cache: dict[str, tuple[Any, Exception | None]]
+) -> ModelContext:
+    """``build_context``, or, when it fails unexpectedly, a context holding that failure as a
+    render error: one model's text never stops the report for the others."""
+    try:
+        return build_context(project, file, cache)
+    except Exception as exc:  # a bug in rendering or parsing: reported as DL010 for this model
+        context = ModelContext(
+            project=project,
+            file=file,
+            path=relative_location(file, project.root),
+            source=_read(file),
+            scan=scan_template(""),
+        )
+        context.render_errors.append(
+            RunnerError(f"the linter could not process this model ({_describe(exc)})", file=file)
+        )
+        return context
+
+
+def _safe_check(rule: Rule, context: ModelContext) -> list[Violation]:
+    """The rule's findings; an exception inside a rule becomes an internal-error finding
+    (DL000) for this model, naming the rule, instead of a traceback that stops all reporting."""
+    try:
+        return rule.check(context)
+    except Exception as exc:
+        message = (
+            f"lint rule {rule.code} ({type(rule).__name__}) failed on this model: "
+            f"{_describe(exc)}; this is a linter bug, please report it with the model"
+        )
+        return [Violation(context.path, 1, 1, INTERNAL_CODE, message, ERROR, "InternalError")]
+
+
+def _describe(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+
+
+def _read(file: Path) -> str:
+    try:
+        return file.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
+
+
+def _parse(statement, batch_id: int | None, cache: dict) -> ParsedStatement:
     # Parsed trees are shared between batches with identical SQL; rules never modify them.
     if statement.sql not in cache:
         try:

@@ -123,6 +123,6 @@ def scan_template(source: str) -> TemplateScan:
 
 def _const(node: nodes.Node) -> Any:
     try:
-        return node.as_const()
+        return node.as_const()  # type: ignore[attr-defined]  # only Expr nodes reach here
     except nodes.Impossible:
         return _NOT_CONST

@@ -15,10 +15,13 @@ from runner.ddl import column_names
 from runner.errors import RunnerError
 from runner.lint import analysis
 from runner.lint.base import ERROR, WARNING, Rule, Violation
+from runner.lint.cdc_rules import SequenceColumnNotInStream, TrackHistoryColumnNotInTarget
 from runner.lint.context import Location, ModelContext, ParsedStatement
-from runner.sql.dialect import Delta, Optimize
+from runner.lint.template_rules import ModelDoesNotRender, UnknownReference
+from runner.sql.dialect import Delta, Optimize, Vacuum
 
 CDF_PROPERTY = "delta.enableChangeDataFeed"
+SAFE_RETAIN_HOURS = 168  # delta.deletedFileRetentionDuration default: 7 days
 
 # Functions whose result changes from one evaluation to the next.
 _NONDETERMINISTIC_TYPES = tuple(
@@ -284,7 +287,7 @@ class ChangeDataFeedNotEnabled(Rule):
         model = context.model
         stream = context.project.streams.get(model.config.stream or "") if model else None
         writer = context.project.models.get(getattr(stream, "ref", None) or "")
-        if not getattr(stream, "change_data_feed", False) or writer is None:
+        if stream is None or not stream.change_data_feed or writer is None:
             return []
         if writer.config.table_properties.get(CDF_PROPERTY, "false").lower() == "true":
             return []
@@ -297,15 +300,16 @@ class ChangeDataFeedNotEnabled(Rule):
 
 
 class MergeWhenNotMatchedBySource(Rule):
-    """The MERGE has a `WHEN NOT MATCHED BY SOURCE` clause.
+    """A per-batch MERGE has a `WHEN NOT MATCHED BY SOURCE` clause.
 
-    It makes Delta scan and rewrite the whole target on every batch (no file pruning), and in a
-    streaming upsert it usually deletes every row that is not in the current micro-batch. Use an
-    explicit delete flag in the events instead, unless a full sync is really meant.
+    The source of a streaming MERGE is one micro-batch, not the full data set, so the clause
+    applies to every target row absent from that batch: `THEN DELETE` deletes all of them, and
+    Delta scans and rewrites the whole target on every batch (no file pruning). Use an explicit
+    delete flag in the events instead; `-- noqa: DL008` if a full sync is really meant.
     """
 
     code = "DL008"
-    severity = WARNING
+    severity = ERROR
 
     def check(self, context: ModelContext) -> list[Violation]:
         found = []
@@ -318,7 +322,11 @@ class MergeWhenNotMatchedBySource(Rule):
             clause = ("WHEN", "NOT", "MATCHED", "BY", "SOURCE")
             for offset in _keyword_offsets(parsed.sql, clause)[:count]:
                 where = context.locate_offset(parsed, offset, "WHEN")
-                message = "WHEN NOT MATCHED BY SOURCE rewrites the whole target on every batch"
+                message = (
+                    "WHEN NOT MATCHED BY SOURCE in a per-batch MERGE: it deletes (or updates) "
+                    "every target row absent from one micro-batch, and rewrites the whole target "
+                    "on every batch"
+                )
                 found.append(context.violation(self, where, message))
         return found
 
@@ -371,6 +379,176 @@ class OpaqueStatement(Rule):
         ]
 
 
+class WholeTargetDmlPerBatch(Rule):
+    """`DELETE`, `UPDATE` or `TRUNCATE` of the model's target with no `WHERE`, every batch.
+
+    A model's statements run for every micro-batch, so an unrestricted `DELETE FROM {{ this }}`,
+    `UPDATE {{ this }} SET ...` or `TRUNCATE TABLE {{ this }}` empties or rewrites the whole
+    target each time new events arrive. Restrict it to the keys of the batch
+    (`WHERE key IN (SELECT key FROM {{ batch }})`) or express it as a MERGE.
+    """
+
+    code = "DL012"
+    severity = ERROR
+
+    def check(self, context: ModelContext) -> list[Violation]:
+        model = context.model
+        if model is None:
+            return []
+        target = model.target_table.lower()
+        found = []
+        for statements in context.batches.values():
+            for parsed in statements:
+                node = parsed.expression
+                if isinstance(node, exp.TruncateTable):
+                    tables = [analysis.table_key(t) for t in node.expressions]
+                    verb = "TRUNCATE"
+                elif isinstance(node, (exp.Delete, exp.Update)) and not node.args.get("where"):
+                    tables = [analysis.table_key(node.this)]
+                    verb = "DELETE" if isinstance(node, exp.Delete) else "UPDATE"
+                else:
+                    continue
+                if target in tables:
+                    where = context.locate_line(parsed.statement.line, verb)
+                    message = (
+                        f"{verb} of the target {model.target_table} with no WHERE runs every "
+                        "micro-batch and rewrites the whole table each time; restrict it to "
+                        "the batch's keys or use MERGE"
+                    )
+                    found.append(context.violation(self, where, message))
+        return found
+
+
+class VacuumRetainBelowDefault(Rule):
+    """`VACUUM ... RETAIN n HOURS` with n under Delta's safe default of 168 hours (7 days).
+
+    Delta refuses it unless `spark.databricks.delta.retentionDurationCheck.enabled` is false,
+    and with the check off it deletes files that running streams, time travel and concurrent
+    readers may still need (the stream's own checkpoint can point at them). Keep `RETAIN` at
+    168 hours or more, or leave it out.
+    """
+
+    code = "DL013"
+    severity = ERROR
+
+    def check(self, context: ModelContext) -> list[Violation]:
+        found = []
+        for parsed, vacuum in context.expressions(Vacuum):
+            hours = vacuum.retain_hours
+            if hours is not None and hours < SAFE_RETAIN_HOURS:
+                if parsed.statement.line_map:
+                    where = context.locate_node(parsed, vacuum.args.get("retain"))
+                else:  # runner-generated maintenance: reported at config()
+                    where = context.locate_line(parsed.statement.line, "vacuum")
+                message = (
+                    f"VACUUM RETAIN {hours:g} HOURS is under Delta's safe default of "
+                    f"{SAFE_RETAIN_HOURS} hours: Delta rejects it, or (with the retention check "
+                    "off) deletes files that streams and time travel still read"
+                )
+                found.append(context.violation(self, where, message))
+        return found
+
+
+class SequenceByNotCompared(Rule):
+    """`config(sequence_by=...)` is set, but no MERGE branch compares source and target on it.
+
+    `sequence_by` names the column that orders versions of a key. A MERGE into the model's
+    target must use it in a `WHEN MATCHED` condition (e.g. `s.updated_at > t.updated_at`), or
+    filter its source against the target on it (a `USING` subquery that reads the target and
+    keeps only events newer than its row, as `scd2()` does), or a late, older event overwrites
+    a newer row. The `merge()` and `scd2()` macros add the guard themselves.
+    """
+
+    code = "DL014"
+    severity = ERROR
+
+    def check(self, context: ModelContext) -> list[Violation]:
+        model = context.model
+        configured = model.config.sequence_by if model is not None else None
+        # a list of columns is compared as a struct; its first column must be in the guard
+        first = configured if isinstance(configured, str) else (configured or [""])[0]
+        sequence = first.lower()
+        if model is None or not sequence:
+            return []
+        found = []
+        reported: set[int] = set()
+        for parsed, merge in context.expressions(exp.Merge):
+            if analysis.table_key(merge.this) != model.target_table.lower():
+                continue
+            guarded = _compares_on(merge, sequence) or _source_filtered_on(merge, sequence)
+            if guarded or parsed.statement.line in reported:
+                continue
+            reported.add(parsed.statement.line)
+            where = context.locate_line(parsed.statement.line, "MERGE")
+            message = (
+                f"sequence_by='{model.config.sequence_by}' but no WHEN MATCHED condition of this "
+                f"MERGE compares s.{model.config.sequence_by} with t.{model.config.sequence_by}, "
+                "nor does its source filter on it against the target: a late, older event "
+                "overwrites a newer row"
+            )
+            found.append(context.violation(self, where, message))
+        return found
+
+
+class MissingSemicolon(Rule):
+    """Two statements run together: a `;` is missing between them.
+
+    The model's statements are split at `;`. When one piece does not parse (or parses only as
+    an opaque command) but splits into two statements that each parse at a statement keyword
+    (`MERGE`, `INSERT`, `CREATE`, ...), the `;` before that keyword is missing.
+    """
+
+    code = "DL015"
+    severity = ERROR
+
+    def check(self, context: ModelContext) -> list[Violation]:
+        found = []
+        for parsed in context.statements():
+            if parsed.error is None and not isinstance(parsed.expression, exp.Command):
+                continue
+            offset = analysis.run_together_at(parsed.sql)
+            if offset is None:
+                continue
+            keyword = parsed.sql[offset:].split(None, 1)[0].upper()
+            where = context.locate_offset(parsed, offset, keyword)
+            message = f"missing ';' before {keyword}: two statements run together"
+            found.append(context.violation(self, where, message))
+        return found
+
+
+# -- the rule set ----------------------------------------------------------------------------
+# Listed here, at the bottom of the module that defines the rules, so that nothing has to
+# import this module for its side effects and runner.lint has no import cycle.
+
+RULES: tuple[type[Rule], ...] = (
+    SqlSyntaxError,
+    MergeOnMissesUniqueKey,
+    MergeSourceNotDeduplicated,
+    NonDeterministicMergeSource,
+    ZorderColumnInvalid,
+    ChangeDataFeedNotEnabled,
+    UnknownReference,
+    MergeWhenNotMatchedBySource,
+    SelectStarInFinalProjection,
+    ModelDoesNotRender,
+    OpaqueStatement,
+    WholeTargetDmlPerBatch,
+    VacuumRetainBelowDefault,
+    SequenceByNotCompared,
+    MissingSemicolon,
+    SequenceColumnNotInStream,
+    TrackHistoryColumnNotInTarget,
+)
+
+
+def all_rules() -> list[type[Rule]]:
+    """Every rule, ordered by code."""
+    codes = [rule.code for rule in RULES]
+    if len(set(codes)) != len(codes):
+        raise RuntimeError(f"two lint rules share a code: {sorted(codes)}")
+    return sorted(RULES, key=lambda rule: rule.code)
+
+
 # -- helpers -------------------------------------------------------------------------------
 
 
@@ -388,6 +566,47 @@ def _nondeterministic_name(func: exp.Func) -> str:
     if isinstance(func, exp.StrToUnix) and func.this is None:  # unix_timestamp(): now
         return "unix_timestamp"
     return ""
+
+
+def _compares_on(merge: exp.Merge, column: str) -> bool:
+    """Does a WHEN MATCHED condition compare a source and a target column named ``column``?"""
+    targets = analysis.target_names(merge)
+    using = merge.args.get("using")
+    source = using.alias_or_name.lower() if using is not None else ""
+    whens = merge.args.get("whens")
+    for when in whens.expressions if whens is not None else []:
+        condition = when.args.get("condition")
+        if not when.args.get("matched") or condition is None:
+            continue
+        for compare in condition.find_all(exp.GT, exp.GTE, exp.LT, exp.LTE, exp.NEQ):
+            # a column on each side, or a struct of columns on each side (a sequence list)
+            sides = [
+                [c for c in side.find_all(exp.Column) if c.name.lower() == column]
+                for side in (compare.left, compare.right)
+            ]
+            tables = [{c.table.lower() for c in side} for side in sides]
+            if any(source in t for t in tables) and any(t & targets for t in tables):
+                return True
+    return False
+
+
+def _source_filtered_on(merge: exp.Merge, column: str) -> bool:
+    """Is the MERGE's source a query that reads the target and compares ``column`` in it?
+
+    The guard of a MERGE that keeps only events newer than the target's row before matching
+    (``... LEFT JOIN <target> ... WHERE b.updated_at > c.updated_at``).
+    """
+    using = merge.args.get("using")
+    query = using.this if isinstance(using, exp.Subquery) else None
+    target = analysis.table_key(merge.this)
+    if query is None or not target:
+        return False
+    if not any(analysis.table_key(table) == target for table in query.find_all(exp.Table)):
+        return False
+    return any(
+        any(c.name.lower() == column for c in compare.find_all(exp.Column))
+        for compare in query.find_all(exp.GT, exp.GTE, exp.LT, exp.LTE)
+    )
 
 
 def _keyword_offsets(sql: str, words: tuple[str, ...]) -> list[int]:

@@ -5,9 +5,11 @@ They read the Jinja syntax tree (``jinja_scan``) and the errors of loading and r
 
 from __future__ import annotations
 
+from runner.compile import relative_location
 from runner.lint.base import ERROR, Rule, Violation
 from runner.lint.context import ModelContext
 from runner.lint.jinja_scan import NOT_CONST, context_names
+from runner.project import Project
 
 
 class UnknownReference(Rule):
@@ -52,20 +54,41 @@ class UnknownReference(Rule):
             found.append(context.violation(self, context.locate_line(use.line, use.name), message))
         return found
 
+    def check_project(self, project: Project) -> list[Violation]:
+        """A stream whose ``ref:`` names no model: `runner compile` and `runner stream` stop
+        at load on it, so lint reports it at the stream's line."""
+        models = set(project.models) | {f.stem for f in project.model_errors}
+        found = []
+        for stream in project.streams.values():
+            if stream.ref and stream.ref not in models:
+                known = ", ".join(sorted(models)) or "(none)"
+                found.append(
+                    Violation(
+                        path=relative_location(stream.file, project.root),
+                        line=stream.line or 1,
+                        col=1,
+                        code=self.code,
+                        message=f"stream '{stream.name}': ref: {stream.ref} names no model "
+                        f"(models: {known})",
+                        severity=self.severity,
+                        rule=type(self).__name__,
+                    )
+                )
+        return found
+
 
 class ModelDoesNotRender(Rule):
     """The model fails to load or render: Jinja syntax, `config()`, a missing var, a macro error.
 
-    Reported at the model line the template error names. When an unknown ref, stream or macro
-    (DL007) explains the failure, only that finding is reported.
+    Reported at the model line the template error names. An unknown ref, stream or macro is
+    also reported by DL007, at every place it is used; the two rules are independent, so
+    disabling DL007 never hides a model that does not render.
     """
 
     code = "DL010"
     severity = ERROR
 
     def check(self, context: ModelContext) -> list[Violation]:
-        if UnknownReference().check(context):
-            return []
         errors = [context.load_error] if context.load_error else []
         found = []
         for error in [*errors, *context.render_errors]:

@@ -25,6 +25,8 @@ import typing as t
 from sqlglot import exp
 from sqlglot.dialects.spark import Spark
 from sqlglot.errors import ParseError, TokenError
+from sqlglot.generators.spark import SparkGenerator
+from sqlglot.parsers.spark import SparkParser
 from sqlglot.tokens import TokenType
 
 __all__ = [
@@ -108,7 +110,7 @@ class Delta(Spark):
             if key not in ("OPTIMIZE", "VACUUM")
         }
 
-    class Parser(Spark.Parser):
+    class Parser(SparkParser):
         DELTA_STATEMENT_PARSERS: t.ClassVar[dict[str, _DeltaStatementParser]] = {
             "OPTIMIZE": lambda self: self._parse_optimize(),
             "RESTORE": lambda self: self._parse_restore(),
@@ -140,18 +142,40 @@ class Delta(Spark):
             """A table name (including ``delta.`/path```) or a quoted path string."""
             if not self._curr:
                 self.raise_error("Expected a table name or path")
-            return self._parse_string() or self._parse_table_parts()
+            target = self._parse_string() or self._parse_table_parts()
+            if target is None:
+                self.raise_error("Expected a table name or path")
+                return exp.Null()  # reached only when the parser collects errors
+            return target
 
         def _parse_optimize(self) -> Optimize:
             this = self._parse_delta_target()
             full = bool(self._match(TokenType.FULL))
-            where = self._parse_where()
+            where = self._parse_optimize_where() if self._match(TokenType.WHERE) else None
             zorder = None
             if self._match_text_seq("ZORDER", "BY"):
                 zorder = self._parse_wrapped_csv(self._parse_column, optional=True)
                 if not zorder:
                     self.raise_error("Expected at least one ZORDER BY column")
             return self.expression(Optimize(this=this, full=full, where=where, zorder=zorder))
+
+        def _parse_optimize_where(self) -> exp.Where:
+            """Delta's grammar takes the predicate as raw text up to a trailing ``ZORDER BY``
+            (``predicateToken: .+?``) and parses it only when the command runs, so Spark's
+            parser accepts any text there. It is parsed as an expression when it is one, else
+            kept as an ``exp.Var`` of its text."""
+            start = self._index
+            end = _optimize_predicate_end(self._tokens, start)
+            if end == start:
+                self.raise_error("Expected a predicate after WHERE")
+            raw = self._find_sql(self._tokens[start], self._tokens[end - 1])
+            condition: exp.Expr | None = None
+            try:
+                condition = Delta().parse_into(exp.Condition, raw)[0]
+            except (ParseError, TokenError):
+                condition = None
+            self._advance(end - start)
+            return self.expression(exp.Where(this=condition or exp.var(raw)))
 
         def _parse_vacuum(self) -> Vacuum:
             this = self._parse_delta_target()
@@ -164,7 +188,7 @@ class Delta(Spark):
             dry_run = self._match_text_seq("DRY", "RUN")
             return self.expression(Vacuum(this=this, mode=mode, retain=retain, dry_run=dry_run))
 
-        def _parse_describe(self) -> exp.Expr:
+        def _parse_describe(self) -> exp.Expr:  # type: ignore[override]  # or DescribeHistory
             # `DESCRIBE HISTORY.x` describes a table called history; leave that to Spark.
             if (
                 self._curr.text.upper() == "HISTORY"
@@ -173,7 +197,11 @@ class Delta(Spark):
             ):
                 self._advance()
                 return self._parse_describe_history()
-            return super()._parse_describe()
+            describe = super()._parse_describe()
+            if self._curr and self._curr.token_type in (TokenType.VAR, TokenType.IDENTIFIER):
+                # DESCRIBE [TABLE] tbl column: Spark describes one column
+                describe.set("expressions", [self._parse_column()])
+            return describe
 
         def _parse_describe_history(self) -> DescribeHistory:
             this = self._parse_delta_target()
@@ -208,15 +236,108 @@ class Delta(Spark):
             return key
 
         def _parse_merge(self) -> exp.Merge:
+            """Spark's MERGE grammar, strictly: sqlglot's own parser makes INTO, ON and THEN
+            optional, so it accepts statements Spark rejects (``SqlBaseParser.g4``)."""
             schema_evolution = self._match_text_seq("WITH", "SCHEMA", "EVOLUTION")
-            merge = super()._parse_merge()
+            if not self._match(TokenType.INTO):
+                self.raise_error("Expected INTO after MERGE")
+            target = self._parse_table_parts()
+            if target is None:
+                self.raise_error("Expected the MERGE target table")
+                return exp.Merge()
+            alias = self._parse_table_alias()
+            if alias is not None:
+                target.set("alias", alias)
+            if not self._match(TokenType.USING):
+                self.raise_error("Expected USING after the MERGE target")
+            using = self._parse_table()
+            if using is None:
+                self.raise_error("Expected a table or (query) after USING")
+            if not self._match(TokenType.ON):
+                self.raise_error("Expected ON <condition> after the MERGE source")
+            on = self._parse_disjunction()
+            if on is None:
+                self.raise_error("Expected a condition after ON")
+            merge = self.expression(
+                exp.Merge(this=target, using=using, on=on, whens=self._parse_strict_whens())
+            )
             if schema_evolution:
                 # Set after construction: exp.Merge does not declare this arg, and sqlglot's
                 # validation rejects undeclared args when running under pytest.
                 merge.set("schema_evolution", True)
             return merge
 
-    class Generator(Spark.Generator):
+        def _parse_strict_whens(self) -> exp.Whens:
+            """``WHEN MATCHED ...``* then ``WHEN NOT MATCHED [BY TARGET] ...``* then
+            ``WHEN NOT MATCHED BY SOURCE ...``*, each with ``THEN`` and a valid action."""
+            whens: list[exp.Expr] = []
+            rank = 0  # clause kinds must come in Spark's order
+            while self._match(TokenType.WHEN):
+                matched = not self._match(TokenType.NOT)
+                if not self._match_text_seq("MATCHED"):
+                    self.raise_error("Expected MATCHED after WHEN [NOT]")
+                source = False
+                if not matched and self._match_text_seq("BY"):
+                    if self._match_text_seq("SOURCE"):
+                        source = True
+                    elif not self._match_text_seq("TARGET"):
+                        self.raise_error("Expected SOURCE or TARGET after NOT MATCHED BY")
+                kind = 0 if matched else (2 if source else 1)
+                if kind < rank:
+                    self.raise_error(
+                        "WHEN clauses must come in the order MATCHED, NOT MATCHED, "
+                        "NOT MATCHED BY SOURCE"
+                    )
+                rank = kind
+                condition = self._parse_disjunction() if self._match(TokenType.AND) else None
+                if not self._match(TokenType.THEN):
+                    self.raise_error("Expected THEN in the WHEN clause")
+                then = self._parse_when_action(inserting=kind == 1, star=kind == 0)
+                whens.append(
+                    self.expression(
+                        exp.When(matched=matched, source=source, condition=condition, then=then)
+                    )
+                )
+            return self.expression(exp.Whens(expressions=whens))
+
+        def _parse_when_action(self, *, inserting: bool, star: bool) -> exp.Expr:
+            if inserting:
+                if not self._match(TokenType.INSERT):
+                    self.raise_error("Expected INSERT after WHEN NOT MATCHED ... THEN")
+                if self._match(TokenType.STAR):
+                    return self.expression(exp.Insert(this=exp.Star()))
+                columns = self._parse_wrapped_csv(self._parse_column)
+                if not self._match(TokenType.VALUES):
+                    self.raise_error("Expected VALUES (...) after the INSERT column list")
+                values = self._parse_wrapped_csv(self._parse_disjunction)
+                if len(values) != len(columns):
+                    self.raise_error("INSERT column list and VALUES differ in length")
+                return self.expression(
+                    exp.Insert(
+                        this=exp.Tuple(expressions=columns),
+                        expression=exp.Tuple(expressions=values),
+                    )
+                )
+            if self._match(TokenType.DELETE):
+                return self.expression(exp.Var(this="DELETE"))
+            if not self._match(TokenType.UPDATE) or not self._match(TokenType.SET):
+                self.raise_error("Expected DELETE or UPDATE SET after THEN")
+            if star and self._match(TokenType.STAR):
+                return self.expression(exp.Update(expressions=[exp.Star()]))
+            assignments = self._parse_csv(self._parse_strict_assignment)
+            return self.expression(exp.Update(expressions=assignments))
+
+        def _parse_strict_assignment(self) -> exp.Expr | None:
+            column = self._parse_column()
+            if column is None or not self._match(TokenType.EQ):
+                self.raise_error("Expected <column> = <expression> in UPDATE SET")
+                return column
+            value = self._parse_disjunction()
+            if value is None:
+                self.raise_error("Expected an expression after = in UPDATE SET")
+            return self.expression(exp.EQ(this=column, expression=value))
+
+    class Generator(SparkGenerator):
         TRANSFORMS = {
             **Spark.Generator.TRANSFORMS,
             DescribeHistory: lambda self, e: self.describehistory_sql(e),
@@ -278,6 +399,137 @@ class Delta(Spark):
 # --------------------------------------------------------------------------- helpers
 
 
+# Words a Spark statement may start with; sqlglot also accepts a bare expression (`orders`,
+# `OPTIMIZ orders`) or a FROM-first query, which Spark rejects.
+_STATEMENT_STARTS = frozenset(
+    {"ALTER", "ANALYZE", "CACHE", "CLEAR", "COMMENT", "CONVERT", "CREATE", "DELETE", "DESC",
+     "DESCRIBE", "DROP", "EXPLAIN", "FSCK", "GENERATE", "GRANT", "INSERT", "LIST", "ADD", "LOAD",
+     "MERGE", "MSCK", "OPTIMIZE", "REFRESH", "REORG", "REPAIR", "REPLACE", "RESET", "RESTORE",
+     "REVOKE", "SELECT", "SET", "SHOW", "TABLE", "TRUNCATE", "UNCACHE", "UPDATE", "USE",
+     "VACUUM", "VALUES", "WITH", "FROM", "("}
+)  # fmt: skip
+# The word that must follow the first word of a statement, as in Spark's grammar.
+_REQUIRED_NEXT = {
+    "INSERT": ("INTO", "OVERWRITE"),
+    "DELETE": ("FROM",),
+    "TRUNCATE": ("TABLE",),
+}
+_ALTER_SET_NEXT = frozenset(
+    {"TBLPROPERTIES", "LOCATION", "SERDE", "SERDEPROPERTIES", "FILEFORMAT", "OWNER", "NOT",
+     "DEFAULT", "DATA", "ROW"}
+)  # fmt: skip
+_QUERY_STARTS = frozenset({"SELECT", "WITH", "VALUES", "TABLE", "FROM"})
+
+
+def _optimize_predicate_end(tokens: list[t.Any], start: int) -> int:
+    """Where OPTIMIZE's raw WHERE predicate ends, as Delta's parser decides: at the first
+    ``ZORDER BY`` whose tail is a complete ZORDER spec up to the end, else at the end."""
+    words = [tok.text.upper() for tok in tokens]
+    if words and words[-1] == ";":
+        words = words[:-1]
+    for index in range(start + 1, len(words) - 2):
+        if words[index] == "ZORDER" and words[index + 1] == "BY":
+            tail = [tok.text for tok in tokens[index + 2 : len(words)]]
+            if _is_name_list(tail[1:-1] if tail[:1] == ["("] and tail[-1:] == [")"] else tail):
+                return index
+    return len(words)
+
+
+def _is_name_list(texts: list[str]) -> bool:
+    """``a, b.c, d``: dotted names separated by commas."""
+    expect_name = True
+    for text in texts:
+        if expect_name:
+            if text in (",", ".", "(", ")"):
+                return False
+            expect_name = False
+        elif text in (",", "."):
+            expect_name = True
+        else:
+            return False
+    return bool(texts) and not expect_name
+
+
+def _token_error(token: t.Any, message: str) -> ParseError:
+    return ParseError(
+        f"{message}. Line {token.line}, Col: {token.col}.",
+        errors=[
+            {"description": message, "line": token.line, "col": token.col, "highlight": token.text}
+        ],
+    )
+
+
+def _check_tokens(tokens: list[t.Any]) -> None:
+    """What Spark's grammar requires and sqlglot's parser does not: balanced parentheses, a
+    statement keyword first, INTO after INSERT, FROM after DELETE, TABLE after TRUNCATE, a
+    property keyword after ALTER ... SET, AS before a view's query."""
+    tokens = [tok for tok in tokens if tok.token_type != TokenType.SEMICOLON]
+    if not tokens:
+        return
+    words = [tok.text.upper() for tok in tokens]
+    if words[0] == "OPTIMIZE" and "WHERE" in words:  # the raw predicate may hold anything
+        tokens = tokens[: words.index("WHERE")]
+        words = words[: len(tokens)]
+    depth = 0
+    opened: list[t.Any] = []
+    for token in tokens:
+        if token.token_type == TokenType.L_PAREN:
+            depth += 1
+            opened.append(token)
+        elif token.token_type == TokenType.R_PAREN:
+            depth -= 1
+            if depth < 0:
+                raise _token_error(token, "Unbalanced parentheses: ')' without '('")
+            opened.pop()
+    if opened:
+        raise _token_error(opened[-1], "Unbalanced parentheses: '(' is never closed")
+    first = words[0]
+    if first not in _STATEMENT_STARTS:
+        raise _token_error(tokens[0], f"Expected a statement, found '{tokens[0].text}'")
+    required = _REQUIRED_NEXT.get(first)
+    if required and (len(words) < 2 or words[1] not in required):
+        after = tokens[1] if len(tokens) > 1 else tokens[0]
+        raise _token_error(after, f"Expected {' or '.join(required)} after {first}")
+    depth = 0
+    top_level = []
+    for index, (token, word) in enumerate(zip(tokens, words, strict=True)):
+        depth += word == "("
+        depth -= word == ")"
+        if depth == 0:
+            top_level.append(word)
+        if first == "ALTER" and depth == 0 and word == "SET" and index > 2:
+            following = words[index + 1] if index + 1 < len(words) else ""
+            if following not in _ALTER_SET_NEXT:
+                raise _token_error(token, "Expected TBLPROPERTIES (or LOCATION, ...) after SET")
+        star_after_table = word == "*" and words[index - 1] not in ("SELECT", ",", ".")
+        if first == "INSERT" and depth == 0 and star_after_table:
+            raise _token_error(token, "Expected a query after INSERT INTO <table>")
+    # Spark's FROM-first query is `FROM t` alone, or `FROM t SELECT ...`
+    from_first_alone = first == "FROM" and not {"SELECT", "INSERT"} & set(top_level)
+    if from_first_alone and len(tokens) > 1 and not _is_name_list([tok.text for tok in tokens[1:]]):
+        raise _token_error(tokens[1], "Expected SELECT after FROM <table>")
+    if first == "CREATE" and "VIEW" in words:
+        for index in range(words.index("VIEW") + 1, len(words)):
+            if words[index] in _QUERY_STARTS:
+                before = index - 1
+                while before > 0 and words[before] == "(":
+                    before -= 1
+                if words[before] != "AS":
+                    raise _token_error(tokens[index], "Expected AS before the view's query")
+                break
+
+
+def _check_tree(statement: exp.Expr) -> None:
+    """Shapes sqlglot builds that Spark's grammar has no rule for."""
+    for select in statement.find_all(exp.Select):
+        if select.args.get("joins") and not (select.args.get("from_") or select.args.get("from")):
+            raise ParseError("JOIN without FROM in a SELECT")
+    if isinstance(statement, exp.Insert) and not isinstance(
+        statement.expression, (exp.Query, exp.Values)
+    ):
+        raise ParseError("Expected a query (SELECT, WITH, VALUES) after INSERT INTO <table>")
+
+
 def parse_statement(sql: str, *, allow_command: bool = False) -> exp.Expression:
     """Parse exactly one SQL statement with the :class:`Delta` dialect.
 
@@ -285,8 +537,11 @@ def parse_statement(sql: str, *, allow_command: bool = False) -> exp.Expression:
     more than one statement, and (unless ``allow_command`` is true) when sqlglot could
     only fall back to an opaque ``exp.Command`` (e.g. ``SHOW TABLES``).
     """
+    dialect = Delta()
     try:
-        statements = [s for s in Delta().parse(sql) if s is not None]
+        tokens = dialect.tokenize(sql)
+        _check_tokens(tokens)
+        statements = [s for s in dialect.parser().parse(tokens, sql) if s is not None]
     except TokenError as error:
         raise ParseError(str(error)) from error
 
@@ -294,6 +549,7 @@ def parse_statement(sql: str, *, allow_command: bool = False) -> exp.Expression:
         raise ParseError(f"Expected exactly one SQL statement, found {len(statements)}")
 
     (statement,) = statements
+    _check_tree(statement)
     if isinstance(statement, exp.Command) and not allow_command:
         raise ParseError(f"Unsupported statement, parsed only as a generic command: {sql!r}")
     if not isinstance(statement, exp.Expression):

@@ -57,7 +57,7 @@ def test_rules_are_discovered_with_unique_codes_and_documentation() -> None:
         assert rule.severity in (ERROR, WARNING)
         assert rule.summary(), f"{rule.__name__} needs a docstring"
     severities = {rule.code: rule.severity for rule in rules}
-    assert severities["DL008"] == WARNING and severities["DL009"] == WARNING
+    assert severities["DL008"] == ERROR and severities["DL009"] == WARNING
     assert severities["DL001"] == ERROR
 
 
@@ -135,7 +135,7 @@ def test_severity_override_and_disable_from_project_yml(
         ("lint:\n  disable: [DL999]\n", "unknown rule code DL999", 5),
         ("lint:\n  severity:\n    DL009: fatal\n", "must be one of error, warning", 6),
         ("lint:\n  severity:\n    009: error\n", "is not a rule code", 6),
-        ("lint:\n  ignore: [DL009]\n", "unknown key(s) under 'lint': ignore", 5),
+        ("lint:\n  ignore: [DL009]\n", "lint: unknown key 'ignore'", 5),
     ],
 )
 def test_bad_lint_settings_are_config_errors_with_a_line(
@@ -235,3 +235,58 @@ def test_compile_and_lint_do_not_import_pyspark(example_project: Path) -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize(
+    ("defect", "expected"),
+    [
+        ("ON t.order_id = s.order_id\n", "Expected ON <condition>"),  # MERGE with no ON
+        ("MERGE INTO", "Expected INTO"),  # MERGE with no INTO
+        ("THEN UPDATE", "Expected THEN"),  # WHEN MATCHED ... UPDATE with no THEN
+    ],
+)
+def test_merge_defects_spark_rejects_are_syntax_errors_not_crashes(
+    project_factory: Callable[..., Path], defect: str, expected: str
+) -> None:
+    broken = {
+        "Expected ON <condition>": raw_merge().replace(defect, ""),
+        "Expected INTO": raw_merge().replace(defect, "MERGE"),
+        "Expected THEN": raw_merge().replace(defect, "UPDATE"),
+    }[expected]
+    root = project_factory({"m": broken, "other": raw_merge()})
+    result = runner.invoke(app, ["lint", "-p", str(root), "-f", "json"])
+    assert result.exit_code == 1, result.output
+    findings = json.loads(result.output)["findings"]
+    syntax = [f for f in findings if f["code"] == "DL001"]
+    assert len(syntax) == 1 and expected in syntax[0]["message"], findings
+    assert syntax[0]["file"].endswith("m.sql")
+    assert any(f["file"].endswith("other.sql") for f in findings)  # still reported
+
+
+def test_a_rule_that_crashes_is_a_finding_not_a_traceback(
+    project_factory: Callable[..., Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from runner.lint import rules
+
+    def explode(self: object, context: object) -> list[Violation]:
+        raise ZeroDivisionError("boom")
+
+    monkeypatch.setattr(rules.SelectStarInFinalProjection, "check", explode)
+    root = project_factory({"a": raw_merge(), "b": raw_merge()})
+    found = [(v.path, v.code, v.severity) for v in lint_project(root).violations]
+    assert ("models/a.sql", "DL000", ERROR) in found and ("models/b.sql", "DL000", ERROR) in found
+    assert ("models/a.sql", "DL003", ERROR) in found  # the other rules still report
+
+
+def test_compile_select_is_not_stopped_by_another_models_jinja_error(
+    project_factory: Callable[..., Path],
+) -> None:
+    broken = "{{ config(stream='orders', target='silver.b') }}\n{% if %}\n"
+    root = project_factory({"a_broken": broken, "good": raw_merge()})
+    done = runner.invoke(app, ["compile", "-p", str(root), "--select", "good"])
+    assert done.exit_code == 0, done.output
+    assert list((root / "target").rglob("*good*")), "good was not compiled"
+    # without --select, or selecting the broken model, compile still fails with its line
+    for args in ([], ["--select", "a_broken"]):
+        failed = runner.invoke(app, ["compile", "-p", str(root), *args])
+        assert failed.exit_code != 0 and "a_broken.sql" in failed.output, failed.output
