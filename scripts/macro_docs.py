@@ -17,6 +17,8 @@ sys.path.insert(0, str(REPO))
 
 from runner import project as project_loader  # noqa: E402
 from runner.compile import compile_batch, compile_setup  # noqa: E402
+from runner.config import ModelSpec  # noqa: E402
+from runner.project import Project  # noqa: E402
 from runner.templating.batch_facts import BatchFacts, ColumnStats  # noqa: E402
 
 STREAM = (
@@ -159,6 +161,70 @@ PAGES: dict[str, dict[str, str]] = {
     },
 }
 
+ORDERS_CONFIG = (
+    "{{ config(stream='orders', target='silver.orders', unique_key='order_id',\n"
+    "          sequence_by=%s,\n"
+    f"          columns='{ORDER_COLUMNS}%s') }}}}\n"
+)
+HISTORY_COLUMNS = (
+    ", valid_from TIMESTAMP, valid_to TIMESTAMP, is_current BOOLEAN, is_deleted BOOLEAN"
+)
+# name -> [(section title, prose, model)]: one more compiled example per option
+OPTIONS: dict[str, list[tuple[str, str, str]]] = {
+    "merge": [
+        (
+            "A sequence of several columns",
+            "`sequence_by=['updated_at', 'amount']` (in `config()` or the call) compares as a "
+            "struct: `amount` decides between two events of one `updated_at`, for the guard "
+            "and for the batch's dedupe alike. Both are written on update.",
+            ORDERS_CONFIG % ("['updated_at', 'amount']", "") + "{{ merge(delete_column='op') }};\n",
+        ),
+        (
+            "`truncate_when=`",
+            "A condition on batch rows. When a row of the batch matches it, a first statement "
+            "empties the target (its own MERGE, so its own idempotent-write identity: a "
+            "replayed batch does not truncate twice, nor skip the truncate if it had not "
+            "committed). The upsert then reads only the batch's rows newer than the newest "
+            "truncate row; the truncate rows themselves are never written. An event older than "
+            "the truncate that arrives in a later batch is inserted again (nothing is left to "
+            "compare it with, as with hard deletes).",
+            ORDERS_CONFIG % ("'updated_at'", "")
+            + "{{ merge(delete_column='op', truncate_when=\"op = 'T'\") }};\n",
+        ),
+        (
+            "`except_columns=`",
+            "Columns of the batch that are never copied to the target, neither inserted nor "
+            "updated, even when the target has a column of that name (a payload you keep "
+            "elsewhere, a PII field). Keys and sequence columns cannot be listed.",
+            ORDERS_CONFIG % ("'updated_at'", "") + "{{ merge(except_columns=['customer_id']) }};\n",
+        ),
+        (
+            "`ignore_null_updates=true` (partial updates)",
+            "A NULL in the source keeps the target's value: `t.c = coalesce(s.c, t.c)`. Rows of "
+            "one key in one batch are folded first, in sequence order, each column taking its "
+            "newest non-NULL value, from the key's last delete in the batch on (a delete "
+            "forgets what came before it). The fold is applied when its newest event is newer "
+            "than the target row. With tombstones, a revival keeps the tombstone's values for "
+            "the columns it leaves NULL.",
+            ORDERS_CONFIG % ("'updated_at'", ", is_deleted BOOLEAN")
+            + "{{ merge(delete_column='op', deletes='tombstone', ignore_null_updates=true) }};\n",
+        ),
+    ],
+    "scd2": [
+        (
+            "`track_history_on=[...]` / `track_history_except=[...]`",
+            "Only a change of the listed columns (or of all but the listed ones, with "
+            "`_except`) makes a new version. An event that changes only other columns updates "
+            "the key's current row in place (its values and its sequence column; `valid_from` "
+            "stays), so no new version. A delete, a revival after a delete and a new key always "
+            "make a version. Within a batch, an untracked change after a new version is folded "
+            "into that version.",
+            ORDERS_CONFIG % ("'updated_at'", HISTORY_COLUMNS)
+            + "{{ scd2(delete_column='op', track_history_on=['status']) }}  -- noqa: DL003\n;\n",
+        ),
+    ],
+}
+
 FACTS = BatchFacts(
     columns=("order_id", "customer_id", "status", "amount", "updated_at", "op"),
     target_columns=(
@@ -173,6 +239,32 @@ def macro_header(name: str) -> str:
     text = (REPO / "runner" / "macros" / f"{name}.sql").read_text()
     match = re.match(r"\{#-?(.*?)-?#\}", text, re.S)
     return match.group(1).strip("\n") if match else ""
+
+
+def compiled_options(name: str) -> list[str]:
+    """One section per option of ``name``: its prose, the model and the SQL it compiles to."""
+    parts = []
+    for title, prose, model_text in OPTIONS.get(name, []):
+        with tempfile.TemporaryDirectory() as tmp:
+            project, model = load_example(Path(tmp), model_text)
+            sql = ";\n\n".join(s.sql for s in compile_batch(project, model, 0))
+        parts += [f"### {title}\n", prose + "\n", "```sql\n" + model_text + "```\n"]
+        parts += ["Compiled, `runner compile`:\n", "```sql\n" + sql + "\n```\n"]
+    return ["## Options\n", *parts] if parts else []
+
+
+def load_example(root: Path, model_text: str) -> tuple[Project, ModelSpec]:
+    """The one-model docs project in ``root``."""
+    (root / "project.yml").write_text(
+        "name: docs\ntargets:\n  local:\n    master: local[1]\n"
+        "    warehouse: target/warehouse\n    checkpoints: target/checkpoints\n"
+    )
+    (root / "streams").mkdir()
+    (root / "streams" / "orders.yml").write_text(STREAM)
+    (root / "models").mkdir()
+    (root / "models" / "example.sql").write_text(model_text)
+    project = project_loader.load(root)
+    return project, project.model("example")
 
 
 def render_page(name: str, page: dict[str, str]) -> str:
@@ -214,6 +306,7 @@ def render_page(name: str, page: dict[str, str]) -> str:
     for title, sql in listings:
         parts.append(f"Compiled, {title}:\n")
         parts.append("```sql\n" + sql + "\n```\n")
+    parts += compiled_options(name)
     parts.append(
         "_Generated by `scripts/macro_docs.py` from the macro and the runner's compile path; "
         "`tests/unit/test_macro_docs.py` checks it is current._\n"

@@ -4,7 +4,13 @@
     scd2(source=batch, unique_key=config.unique_key, sequence_by=config.sequence_by,
          delete_column=none, delete_values=['D'], valid_from='valid_from', valid_to='valid_to',
          is_current='is_current', is_deleted='is_deleted', prune_by=config.prune_by,
-         source_columns=batch_columns, target=this)
+         source_columns=batch_columns, track_history_on=none, track_history_except=none,
+         target=this)
+
+    track_history_on / track_history_except: the payload columns whose change makes a new
+    version (all but the listed ones, with _except). An event that changes only other columns
+    updates the key's current row in place (its sequence value too), no new version; a delete
+    always makes a version.
 
     One MERGE per batch: the key's current row is closed (valid_to = the first new version's
     sequence value, is_current = false) and each new version of the batch is inserted, in
@@ -17,7 +23,8 @@
 {%- macro scd2(source=none, unique_key=none, sequence_by=none, delete_column=none,
                delete_values=['D'], valid_from='valid_from', valid_to='valid_to',
                is_current='is_current', is_deleted='is_deleted', prune_by=none,
-               source_columns=none, target=none) -%}
+               source_columns=none, track_history_on=none, track_history_except=none,
+               target=none) -%}
 {%- set source = source if source is not none else batch -%}
 {%- set target = target if target is not none else this -%}
 {%- set unique_key = unique_key if unique_key is not none else config.unique_key -%}
@@ -50,6 +57,14 @@
 {%- if delete_column and delete_column | lower not in source_lower -%}
 {{ raise_error("scd2(): delete_column '" ~ delete_column ~ "' is not a column of " ~ source) }}
 {%- endif -%}
+{%- if track_history_on is not none and track_history_except is not none -%}
+{{ raise_error("scd2(): pass track_history_on or track_history_except, not both") }}
+{%- endif -%}
+{%- for column in (track_history_on or []) + (track_history_except or []) -%}
+{%- if column | lower not in target_lower or column | lower in scd_columns | map('lower') | list -%}
+{{ raise_error("scd2(): track_history column '" ~ column ~ "' is not a payload column of " ~ target ~ " (" ~ target_columns | join(', ') ~ ")") }}
+{%- endif -%}
+{%- endfor -%}
 {%- for column in prune_by if column | lower not in key_lower -%}
 {{ raise_error("scd2(): prune_by column '" ~ column ~ "' is not a unique_key column; SCD2 prunes on keys only") }}
 {%- endfor -%}
@@ -63,30 +78,112 @@
 {%- set carried = payload + ([sequence_by] if sequence_by | lower not in payload_lower else [])
     + ([delete_column] if delete_column and delete_column | lower not in payload_lower else []) -%}
 {%- set ties = source_columns | reject('in', keys + [sequence_by]) | list -%}
+{%- set partial = track_history_on is not none or track_history_except is not none -%}
+{%- if partial -%}
+{%- set listed = (track_history_on if track_history_on is not none else track_history_except) | map('lower') | list -%}
+{%- set found = namespace(tracked=[], untracked=[]) -%}
+{%- for column in payload if column | lower not in key_lower and column | lower != sequence_by | lower -%}
+{%- if (column | lower in listed) == (track_history_on is not none) -%}
+{%- set found.tracked = found.tracked + [column] -%}
+{%- else -%}
+{%- set found.untracked = found.untracked + [column] -%}
+{%- endif -%}
+{%- endfor -%}
+{%- set tracked = found.tracked -%}
+{%- set untracked = found.untracked -%}
+{%- set delete_test = ("coalesce(" ~ delete_column ~ " IN ('" ~ delete_values | join("', '") ~ "'), false)") if delete_column else 'false' -%}
+{%- endif -%}
 MERGE INTO {{ target }} AS t
 USING (
   WITH versions AS (
     -- this batch's versions of each key (one per {{ sequence_by }}), newer than its current row
-    SELECT b.*
+    SELECT b.*{% if partial %}, c.__current_seq{{ ', c.__current_deleted' if delete_column }}{% for column in tracked %}, c.__current_{{ column }}{% endfor %}{% endif %}
     FROM (
       SELECT *, ROW_NUMBER() OVER (PARTITION BY {{ (keys + [sequence_by]) | join(', ') }}{{ ' ORDER BY ' ~ ties | join(', ') if ties }}) AS __row_number
       FROM {{ source }}
     ) AS b
     LEFT JOIN (
-      SELECT {{ keys | join(', ') }}, {{ valid_from }}
+      SELECT {{ keys | join(', ') }}, {{ valid_from }}{% if partial %}, {{ sequence_by }} AS __current_seq{{ (', ' ~ is_deleted ~ ' AS __current_deleted') if delete_column }}{% for column in tracked %}, {{ column }} AS __current_{{ column }}{% endfor %}{% endif %}
       FROM {{ target }}
       WHERE {{ is_current }}
       {%- for column in prune_by %} AND {{ batch_stats.predicate(column, '') }}{% endfor %}
     ) AS c
     ON {% for key in keys %}b.{{ key }} = c.{{ key }}{{ ' AND ' if not loop.last }}{% endfor %}
-    WHERE b.__row_number = 1 AND (c.{{ valid_from }} IS NULL OR b.{{ sequence_by }} > c.{{ valid_from }})
+    WHERE b.__row_number = 1 AND (c.{{ valid_from }} IS NULL OR b.{{ sequence_by }} > c.{{ {true: '__current_seq', false: valid_from}[partial] }})
   ),
+{%- if partial %}
+  changes AS (
+    -- does the event change a tracked column (or delete), compared with the version before it?
+    SELECT e.*,
+      {{ delete_test }} OR coalesce(LAG({{ delete_test }}) OVER (PARTITION BY {{ keys | join(', ') }} ORDER BY {{ sequence_by }}), {{ 'e.__current_deleted' if delete_column else 'false' }}, false)
+      {%- for column in tracked %}
+        OR NOT (e.{{ column }} <=> CASE WHEN LAG({{ sequence_by }}) OVER (PARTITION BY {{ keys | join(', ') }} ORDER BY {{ sequence_by }}) IS NULL THEN e.__current_{{ column }} ELSE LAG(e.{{ column }}) OVER (PARTITION BY {{ keys | join(', ') }} ORDER BY {{ sequence_by }}) END)
+      {%- endfor %}
+        OR (LAG({{ sequence_by }}) OVER (PARTITION BY {{ keys | join(', ') }} ORDER BY {{ sequence_by }}) IS NULL AND e.__current_seq IS NULL) AS __new_version
+    FROM versions AS e
+  ),
+  grouped AS (
+    -- an untracked change joins the version it follows: one group per new version
+    SELECT *, sum(CASE WHEN __new_version THEN 1 ELSE 0 END) OVER (PARTITION BY {{ keys | join(', ') }} ORDER BY {{ sequence_by }}) AS __group
+    FROM changes
+  ),
+  collapsed AS (
+    -- each group's last event carries the values; its first event's sequence starts the version
+    SELECT * FROM (
+      SELECT *, min({{ sequence_by }}) OVER (PARTITION BY {{ keys | join(', ') }}, __group) AS __group_start,
+        ROW_NUMBER() OVER (PARTITION BY {{ keys | join(', ') }}, __group ORDER BY {{ sequence_by }} DESC) AS __last
+      FROM grouped
+    ) AS g
+    WHERE __last = 1
+  ),
+  ordered AS (
+    SELECT *,
+      LEAD(__group_start) OVER (PARTITION BY {{ keys | join(', ') }} ORDER BY {{ sequence_by }}) AS __next_version,
+      ROW_NUMBER() OVER (PARTITION BY {{ keys | join(', ') }} ORDER BY {{ sequence_by }}) AS __version
+    FROM collapsed
+  )
+{%- else %}
   ordered AS (
     SELECT *,
       LEAD({{ sequence_by }}) OVER (PARTITION BY {{ keys | join(', ') }} ORDER BY {{ sequence_by }}) AS __next_version,
       ROW_NUMBER() OVER (PARTITION BY {{ keys | join(', ') }} ORDER BY {{ sequence_by }}) AS __version
     FROM versions
   )
+{%- endif %}
+{%- if partial %}
+  -- group 0 (untracked changes) updates the key's current row in place; the first new
+  -- version closes it ...
+  SELECT 'close' AS __action, {% for key in keys %}{{ key }} AS __merge_{{ key }}, {% endfor %}{{ carried | join(', ') }}, __next_version, __group, __group_start
+  FROM ordered
+  WHERE __version = 1
+  UNION ALL
+  -- ... and every new version is inserted, valid from its first event until the next version
+  SELECT 'insert' AS __action, {% for key in keys %}NULL AS __merge_{{ key }}, {% endfor %}{{ carried | join(', ') }}, __next_version, __group, __group_start
+  FROM ordered
+  WHERE __group > 0
+) AS s
+ON s.__action = 'close'
+  {%- for key in keys %}
+  AND t.{{ key }} = s.__merge_{{ key }}
+  {%- endfor %}
+  AND t.{{ is_current }}
+{%- for column in prune_by %}
+  AND {{ batch_stats.predicate(column, 't') }}
+{%- endfor %}
+WHEN MATCHED AND s.__group = 0 THEN UPDATE SET
+{%- for column in payload if column | lower not in key_lower %}
+  t.{{ column }} = s.{{ column }},
+{%- endfor %}
+  t.{{ valid_to }} = s.__next_version,
+  t.{{ is_current }} = s.__next_version IS NULL
+WHEN MATCHED THEN UPDATE SET
+  t.{{ valid_to }} = s.__group_start,
+  t.{{ is_current }} = false
+WHEN NOT MATCHED AND s.__action = 'insert' THEN
+  INSERT ({{ (payload + scd_columns) | join(', ') }})
+  VALUES ({% for column in payload %}s.{{ column }}, {% endfor %}s.__group_start, s.__next_version, s.__next_version IS NULL
+  {{- (", coalesce(s." ~ delete_column ~ " IN ('" ~ delete_values | join("', '") ~ "'), false)") if delete_column }})
+{%- else %}
   -- the first new version closes the key's current row ...
   SELECT 'close' AS __action, {% for key in keys %}{{ key }} AS __merge_{{ key }}, {% endfor %}{{ carried | join(', ') }}, __next_version
   FROM ordered
@@ -111,4 +208,5 @@ WHEN NOT MATCHED AND s.__action = 'insert' THEN
   INSERT ({{ (payload + scd_columns) | join(', ') }})
   VALUES ({% for column in payload %}s.{{ column }}, {% endfor %}s.{{ sequence_by }}, s.__next_version, s.__next_version IS NULL
   {{- (", coalesce(s." ~ delete_column ~ " IN ('" ~ delete_values | join("', '") ~ "'), false)") if delete_column }})
+{%- endif %}
 {%- endmacro %}

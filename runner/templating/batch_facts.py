@@ -20,7 +20,7 @@ from datetime import date, datetime
 from decimal import Decimal
 from typing import Any
 
-from runner.templating.context import TemplateRaise
+from runner.errors import TemplateRaise
 
 # A partition column with at most this many distinct values in a batch is pruned with IN (...);
 # above it, or for any other column, with BETWEEN min AND max.

@@ -16,10 +16,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from runner.config import ModelConfig
-
-
-class TemplateRaise(Exception):
-    """Raised from a template by ``raise_error(...)``; becomes a TemplateError with a location."""
+from runner.errors import TemplateRaise
+from runner.templating.batch_facts import BatchStats
 
 
 @dataclass(frozen=True)
@@ -148,8 +146,6 @@ def model_context(
 
 
 def _parse_mode_stats() -> Any:
-    from runner.templating.batch_facts import BatchStats  # it imports this module
-
     return BatchStats(None, measured=None)
 
 
@@ -167,7 +163,7 @@ class _DeclaredTargetColumns(list):
         ddl = self._config.get("columns")
         return column_names(ddl) if ddl else list(self._fallback)
 
-    def __iter__(self):  # type: ignore[override]
+    def __iter__(self):
         return iter(self._names())
 
     def __len__(self) -> int:

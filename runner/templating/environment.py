@@ -17,8 +17,7 @@ from typing import Any
 import jinja2
 from jinja2 import nodes
 
-from runner.errors import TemplateError
-from runner.templating.context import TemplateRaise
+from runner.errors import TemplateError, TemplateRaise
 from runner.templating.sourcemap import RenderedSql, add_line_markers, strip_line_markers
 
 BUILTIN_MACRO_DIR = Path(__file__).resolve().parent.parent / "macros"

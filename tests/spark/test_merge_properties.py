@@ -46,8 +46,8 @@ MODELS = {
         "{{ scd2(delete_column='op') }};\n"
     ),
 }
+# max_examples comes from the profile tests/conftest.py loads: 10 by default, 60 with --slow.
 PROPERTY_SETTINGS = settings(
-    max_examples=15,
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
@@ -214,3 +214,183 @@ def test_replayed_batch_is_not_applied_twice(spark: SparkSession, props_project:
         (1, 2, False),
         (2, None, True),
     ]
+
+
+# -- the CDC options (issue #14): one stream with two sequence columns and two payloads -------
+
+WIDE_SCHEMA = "id BIGINT, s1 BIGINT, s2 BIGINT, v STRING, w STRING, op STRING"
+WIDE_MODELS = {
+    # a struct sequence (s1, then s2 for ties), tombstones, w never copied, partial updates
+    "partial": (
+        "{{ config(stream='wide', target='props.partial', unique_key='id', "
+        "sequence_by=['s1', 's2'], columns='id BIGINT, s1 BIGINT, s2 BIGINT, v STRING, "
+        "w STRING, is_deleted BOOLEAN') }}\n"
+        "{{ merge(delete_column='op', deletes='tombstone', except_columns=['w'], "
+        "ignore_null_updates=true) }};\n"
+    ),
+    "truncating": (
+        "{{ config(stream='wide', target='props.truncating', unique_key='id', "
+        "sequence_by=['s1', 's2'], columns='id BIGINT, s1 BIGINT, s2 BIGINT, v STRING, "
+        "w STRING') }}\n"
+        "{{ merge(delete_column='op', truncate_when=\"op = 'T'\") }};\n"
+    ),
+    "tracked": (
+        "{{ config(stream='wide', target='props.tracked', unique_key='id', sequence_by='s1', "
+        "columns='id BIGINT, s1 BIGINT, v STRING, w STRING, valid_from BIGINT, "
+        "valid_to BIGINT, is_current BOOLEAN, is_deleted BOOLEAN') }}\n"
+        "{{ scd2(delete_column='op', track_history_on=['v']) }};\n"
+    ),
+}
+WIDE_STREAM = f'  wide:\n    format: json\n    path: landing/wide\n    schema: "{WIDE_SCHEMA}"\n'
+Wide = tuple[int, int, int, str | None, str | None, str]  # id, s1, s2, v, w, op
+
+
+@st.composite
+def wide_events(draw: st.DrawFn, ops: str = "UUUD", ties: bool = True) -> list[list[Wide]]:
+    """Events of keys 0..2 with (s1, s2) unique per key; s1 often ties (s2 decides), payloads
+    sometimes NULL, some redelivered; cut into 1-3 micro-batches."""
+    shapes = draw(
+        st.lists(
+            st.tuples(
+                st.integers(0, 2),
+                st.sampled_from(["a", "b", None]),
+                st.sampled_from(["x", "y", None]),
+                st.sampled_from(ops),
+            ),
+            min_size=1,
+            max_size=9,
+        )
+    )
+    order = draw(st.permutations(range(len(shapes))))
+    events: list[Wide] = [
+        (k, (i // 2 if ties else i) + 1, i % 2 if ties else 0, v, w, op)
+        for (k, v, w, op), i in zip(shapes, order, strict=True)
+    ]
+    for original in draw(st.lists(st.sampled_from(list(events)), max_size=2)):
+        events.insert(draw(st.integers(0, len(events))), original)
+    cuts = sorted(draw(st.sets(st.integers(1, max(len(events) - 1, 1)), max_size=2)))
+    bounds = [0, *[c for c in cuts if c < len(events)], len(events)]
+    return [events[a:b] for a, b in zip(bounds, bounds[1:], strict=False) if b > a]
+
+
+def oracle_partial(batches: list[list[Wide]]) -> list[tuple]:
+    """Tombstones with ignore_null_updates: per batch and key, rows from the last delete on are
+    folded in (s1, s2) order (newest non-NULL value per column); the fold applies when newer
+    than the row, each NULL keeping the row's value. w is never written."""
+    table: dict[int, tuple] = {}  # id -> (seq, v, deleted)
+    for batch in batches:
+        for key in {e[0] for e in batch}:
+            rows = sorted({e for e in batch if e[0] == key}, key=lambda e: (e[1], e[2]))
+            deletes = [i for i, e in enumerate(rows) if e[5] == "D"]
+            rows = rows[deletes[-1] :] if deletes else rows
+            newest = rows[-1]
+            v = next((e[3] for e in reversed(rows) if e[3] is not None), None)
+            seq = (newest[1], newest[2])
+            if key in table and seq <= table[key][0]:
+                continue
+            if key in table and v is None:
+                v = table[key][1]
+            table[key] = (seq, v, newest[5] == "D")
+    return sorted((k, s[0], s[1], v, None, d) for k, (s, v, d) in table.items())
+
+
+def oracle_truncate(batches: list[list[Wide]]) -> list[tuple]:
+    """Hard deletes with truncate_when: a batch with a 'T' row empties the table, then only
+    its rows newer than the newest 'T' row apply."""
+    table: dict[int, tuple] = {}  # id -> ((s1, s2), v, w)
+    for batch in batches:
+        truncates = [(e[1], e[2]) for e in batch if e[5] == "T"]
+        if truncates:
+            table = {}
+            batch = [e for e in batch if e[5] != "T" and (e[1], e[2]) > max(truncates)]
+        newest: dict[int, Wide] = {}
+        for e in batch:
+            if e[0] not in newest or (e[1], e[2]) > (newest[e[0]][1], newest[e[0]][2]):
+                newest[e[0]] = e
+        for key, e in newest.items():
+            seq = (e[1], e[2])
+            if key in table and seq <= table[key][0]:
+                continue
+            if e[5] == "D":
+                table.pop(key, None)
+            else:
+                table[key] = (seq, e[3], e[4])
+    return sorted((k, s[0], s[1], v, w) for k, (s, v, w) in table.items())
+
+
+def oracle_tracked(batches: list[list[Wide]]) -> list[tuple]:
+    """SCD2 tracking v only: per batch, each key's events newer than its current row, in s1
+    order; a delete, a revival, a new key or a change of v starts a version (valid from its
+    s1); any other event updates the current version in place (s1 and w too)."""
+    history: dict[int, list[list]] = {}  # id -> [[s1, v, w, valid_from, deleted]]
+    for batch in batches:
+        for key in {e[0] for e in batch}:
+            versions = history.setdefault(key, [])
+            events = sorted({(e[1], e[3], e[4], e[5]) for e in batch if e[0] == key})
+            for s1, v, w, op in events:
+                current = versions[-1] if versions else None
+                if current is not None and s1 <= current[0]:
+                    continue
+                if current is None or op == "D" or current[4] or current[1] != v:
+                    versions.append([s1, v, w, s1, op == "D"])
+                else:
+                    current[0], current[2] = s1, w
+    rows = []
+    for key, versions in history.items():
+        for i, (s1, v, w, valid_from, deleted) in enumerate(versions):
+            valid_to = versions[i + 1][3] if i + 1 < len(versions) else None
+            rows.append((key, s1, v, w, valid_from, valid_to, valid_to is None, deleted))
+    return sorted(rows, key=lambda r: (r[0], r[4]))
+
+
+@pytest.fixture(scope="module")
+def wide_project(tmp_path_factory: pytest.TempPathFactory) -> Project:
+    root = write_project(
+        tmp_path_factory.mktemp("wide") / "project", WIDE_MODELS, streams=STREAMS + WIDE_STREAM
+    )
+    return project_loader.load(root)
+
+
+def run_wide(
+    spark: SparkSession, project: Project, model_name: str, batches: list[list[Wide]]
+) -> list[tuple]:
+    model = project.model(model_name)
+    reset_model(spark, project, model)
+    ensure_target(spark, project, model)
+    for batch_id, events in enumerate(batches):
+        run_batch(
+            project, model, spark.createDataFrame(events, WIDE_SCHEMA), batch_id, query_id="w"
+        )
+    table = spark.table(model.target_table)
+    order = ["id", "valid_from"] if "valid_from" in table.columns else ["id"]
+    return [tuple(r) for r in table.orderBy(order).collect()]
+
+
+WIDE_SETTINGS = settings(PROPERTY_SETTINGS, max_examples=5)
+
+
+@WIDE_SETTINGS
+@given(batches=wide_events())
+def test_merge_struct_sequence_partial_updates_and_except_columns(
+    spark: SparkSession, wide_project: Project, batches: list[list[Wide]]
+) -> None:
+    EXAMPLES_RUN["partial"] = EXAMPLES_RUN.get("partial", 0) + 1
+    assert run_wide(spark, wide_project, "partial", batches) == oracle_partial(batches)
+
+
+@WIDE_SETTINGS
+@given(batches=wide_events(ops="UUUDT"))
+def test_merge_truncate_when_empties_the_target_then_applies_newer_rows(
+    spark: SparkSession, wide_project: Project, batches: list[list[Wide]]
+) -> None:
+    EXAMPLES_RUN["truncate"] = EXAMPLES_RUN.get("truncate", 0) + 1
+    assert run_wide(spark, wide_project, "truncating", batches) == oracle_truncate(batches)
+
+
+@WIDE_SETTINGS
+@given(batches=wide_events(ties=False))
+def test_scd2_track_history_on_updates_the_current_row_in_place(
+    spark: SparkSession, wide_project: Project, batches: list[list[Wide]]
+) -> None:
+    EXAMPLES_RUN["tracked"] = EXAMPLES_RUN.get("tracked", 0) + 1
+    assert run_wide(spark, wide_project, "tracked", batches) == oracle_tracked(batches)

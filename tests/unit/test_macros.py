@@ -26,9 +26,13 @@ CONFIG = (
 
 
 def merge_sql(project_factory, call: str, extra_config: str = "", facts=None) -> str:
+    return merge_sqls(project_factory, call, extra_config, facts)[0].sql
+
+
+def merge_sqls(project_factory, call: str, extra_config: str = "", facts=None) -> list:
     root = project_factory({"m": CONFIG % extra_config + call + ";\n"})
     project = project_loader.load(root)
-    return compile_batch(project, project.model("m"), 0, facts)[0].sql
+    return compile_batch(project, project.model("m"), 0, facts)
 
 
 def test_merge_reads_config_and_guards_updates_and_deletes(project_factory) -> None:
@@ -65,10 +69,34 @@ def test_merge_reads_config_and_guards_updates_and_deletes(project_factory) -> N
             ["t.is_deleted = coalesce(s.op IN ('D'), false)", "WHEN NOT MATCHED THEN"],
             ["THEN DELETE"],
         ),
+        (
+            "merge(sequence_by=['updated_at', 'amount'])",
+            [
+                "WHEN MATCHED AND struct(s.updated_at, s.amount) > struct(t.updated_at, t.amount)",
+                "ORDER BY updated_at DESC, amount DESC, customer_id",
+                "t.amount = s.amount",
+            ],
+            [],
+        ),
+        ("merge(except_columns=['status'])", ["t.amount = s.amount"], ["t.status", "s.status"]),
+        (
+            "merge(ignore_null_updates=true)",
+            ["t.status = coalesce(s.status, t.status)", "last_value(status, true) OVER"],
+            ["coalesce(s.updated_at"],
+        ),
+        (
+            "merge(truncate_when=\"status = 'T'\")",
+            [
+                "ON true\nWHEN MATCHED THEN DELETE;",
+                "WHERE NOT coalesce(status = 'T', false)",
+                "updated_at > (SELECT max(updated_at) FROM m__batch WHERE status = 'T')",
+            ],
+            [],
+        ),
     ],
 )
 def test_merge_options_compile(project_factory, call, present, absent) -> None:
-    sql = merge_sql(project_factory, "{{ " + call + " }}")
+    sql = ";\n".join(s.sql for s in merge_sqls(project_factory, "{{ " + call + " }}"))
     for text in present:
         assert text in sql
     for text in absent:
@@ -110,6 +138,11 @@ def test_prune_by_renders_markers_at_compile_time_and_literals_for_a_batch(
         ("merge(update_columns=['colour'])", "name 'colour', not a column of silver.orders"),
         ("merge(prune_by=['order_id'])", "batch_stats: column 'order_id' is not measured"),
         ("scd2()", "scd2(): silver.orders has no column 'valid_from'"),
+        ("merge(except_columns=['order_id'])", "except_columns names 'order_id', a unique_key"),
+        (
+            "merge(truncate_when='x', sequence_by=[], deduplicate=false)",
+            "truncate_when=...) needs sequence_by",
+        ),
         ("optimize(every=0)", "optimize(): 'every' must be a positive integer"),
     ],
 )

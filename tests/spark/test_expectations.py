@@ -1,0 +1,136 @@
+"""Row expectations on real Delta, through run_batch: warn counts, drop leaves rows out,
+quarantine writes them (exactly once across a replay), fail stops the batch before any write."""
+
+from __future__ import annotations
+
+import uuid
+from collections import Counter
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from pyspark.sql import SparkSession
+
+from runner import project as project_loader
+from runner.project import Project
+from runner.spark.batch import run_batch
+from runner.spark.expectations import ExpectationFailed
+from runner.spark.quarantine import quarantine_table
+from runner.spark.targets import ensure_target, reset_model
+from tests.conftest import write_project
+from tests.spark.test_merge_properties import PROPERTY_SETTINGS
+
+SCHEMA = "id BIGINT, seq BIGINT, v STRING, op STRING"
+STREAMS = (
+    f'streams:\n  events:\n    format: json\n    path: landing/events\n    schema: "{SCHEMA}"\n'
+)
+CHECKED = """{{ config(stream='events', target='expect.checked', unique_key='id',
+          sequence_by='seq', columns='id BIGINT, seq BIGINT, v STRING',
+          expectations={
+            'has_v': 'v IS NOT NULL',
+            'positive_seq': {'expect': 'seq > 0', 'on_violation': 'drop'},
+            'known_v': {'expect': "v IN ('a', 'b')", 'on_violation': 'quarantine'},
+          }) }}
+{{ merge(delete_column='op') }};
+"""
+STRICT = """{{ config(stream='events', target='expect.strict', unique_key='id',
+          sequence_by='seq', columns='id BIGINT, seq BIGINT, v STRING',
+          expectations={'has_id': {'expect': 'id IS NOT NULL', 'on_violation': 'fail'}}) }}
+{{ merge(delete_column='op') }};
+"""
+Event = tuple[int | None, int, str | None, str]
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory: pytest.TempPathFactory) -> Project:
+    root = tmp_path_factory.mktemp("expect") / "project"
+    write_project(root, {"checked": CHECKED, "strict": STRICT}, streams=STREAMS)
+    return project_loader.load(root)
+
+
+def fresh(spark: SparkSession, project: Project, name: str):
+    """An empty target (the quarantine table is kept, as --full-refresh keeps it)."""
+    model = project.model(name)
+    reset_model(spark, project, model)
+    ensure_target(spark, project, model)
+    return model
+
+
+def quarantined(spark: SparkSession, name: str) -> list[tuple]:
+    if not spark.catalog.tableExists(quarantine_table(name)):
+        return []
+    rows = spark.table(quarantine_table(name)).where("source = 'expectation'")
+    return sorted(
+        (r["batch_id"], r["raw"], r["reason"])
+        for r in rows.select("batch_id", "raw", "reason").collect()
+    )
+
+
+def failed_names(event: Event) -> list[str]:
+    _, seq, v, _ = event
+    names = []
+    if v is None:
+        names.append("has_v")
+    if not seq > 0:
+        names.append("positive_seq")
+    if v not in ("a", "b"):
+        names.append("known_v")
+    return names
+
+
+events = st.lists(
+    st.tuples(
+        st.integers(0, 3), st.integers(-1, 6), st.sampled_from(["a", "b", "c", None]), st.just("U")
+    ),
+    min_size=1,
+    max_size=8,
+    unique_by=lambda e: (e[0], e[1]),
+)
+
+
+# each example runs a batch twice (the replay): 3 examples by default, 20 with --slow
+@settings(PROPERTY_SETTINGS, max_examples=max(3, settings.default.max_examples // 3))
+@given(batch=events)
+def test_warn_drop_and_quarantine_match_an_oracle(
+    spark: SparkSession, project: Project, batch: list[Event]
+) -> None:
+    model = fresh(spark, project, "checked")
+    before = Counter(quarantined(spark, "checked"))
+    query_id = str(uuid.uuid4())
+    report = run_batch(project, model, spark.createDataFrame(batch, SCHEMA), 0, query_id=query_id)
+
+    kept = [e for e in batch if not {"positive_seq", "known_v"} & set(failed_names(e))]
+    newest: dict[int, Event] = {}
+    for e in kept:
+        if e[0] not in newest or e[1] > newest[e[0]][1]:
+            newest[e[0]] = e  # type: ignore[index]
+    target = sorted(tuple(r) for r in spark.table("expect.checked").collect())
+    assert target == sorted((k, s, v) for k, s, v, _ in newest.values())
+
+    counts = {e.name: (e.failed, e.action) for e in report.expectations}
+    for name, action in (("has_v", "warn"), ("positive_seq", "drop"), ("known_v", "quarantine")):
+        assert counts[name] == (sum(name in failed_names(e) for e in batch), action)
+
+    expected = sorted(
+        (0, f'{{"id":{i},"seq":{s}' + (f',"v":"{v}"' if v else "") + ',"op":"U"}',
+         "failed expectation(s): " + ", ".join(failed_names((i, s, v, op))))
+        for i, s, v, op in batch
+        if "known_v" in failed_names((i, s, v, op))
+    )  # fmt: skip
+    assert sorted((Counter(quarantined(spark, "checked")) - before).elements()) == expected
+    # a replay of the batch (a crash after its writes) neither loses nor doubles a row
+    run_batch(project, model, spark.createDataFrame(batch, SCHEMA), 0, query_id=query_id)
+    assert sorted((Counter(quarantined(spark, "checked")) - before).elements()) == expected
+
+
+def test_fail_stops_the_batch_before_any_write(spark: SparkSession, project: Project) -> None:
+    model = fresh(spark, project, "strict")
+    batch = [(1, 1, "a", "U"), (None, 2, "b", "U"), (2, 3, "c", "U")]
+    with pytest.raises(ExpectationFailed) as error:
+        run_batch(project, model, spark.createDataFrame(batch, SCHEMA), 0, query_id="q")
+    message = str(error.value)
+    assert "expectation 'has_id' (id IS NOT NULL) failed for 1 of 3 rows of batch 0" in message
+    assert "id=None, seq=2, v='b'" in message  # the sample rows
+    assert error.value.file == model.file and error.value.line == 3
+    assert spark.table("expect.strict").count() == 0
+    assert quarantined(spark, "strict") == []  # nothing written, not even to the quarantine
