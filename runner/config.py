@@ -5,12 +5,16 @@ Built by ``runner.project``; every validation error names the file and line it c
 
 from __future__ import annotations
 
+import difflib
+import re
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
 from runner.errors import ConfigError
+from runner.expectations import Expectation, parse_expectations
 from runner.kafka.spec import KafkaSpec
+from runner.target_address import Address, TargetKind, parse_master, parse_remote
 
 # Source formats with a fixed schema, and the formats that read files from a path.
 FIXED_SCHEMAS = {
@@ -18,6 +22,10 @@ FIXED_SCHEMAS = {
     "rate-micro-batch": "timestamp TIMESTAMP, value BIGINT",
 }
 FILE_FORMATS = ("json", "csv", "parquet")
+# File formats read line by line: bad lines quarantined, undeclared fields kept in a column.
+LINE_FORMATS = ("json", "csv")
+RESCUED_COLUMN = "_rescued_data"
+RESCUED_COLUMN_DDL = f"{RESCUED_COLUMN} STRING"
 KAFKA_FORMAT = "kafka"
 DELTA_FORMAT = "delta"
 SOURCE_FORMATS = (*FILE_FORMATS, *FIXED_SCHEMAS, KAFKA_FORMAT, DELTA_FORMAT)
@@ -30,13 +38,31 @@ LINT_SEVERITIES = ("error", "warning")
 
 @dataclass(frozen=True)
 class TargetSpec:
-    """Where and how the project runs: Spark master, storage roots, Spark conf."""
+    """Where and how the project runs: Spark master (or a Spark Connect ``remote``), storage
+    roots, Spark conf. ``project.load`` validates master / remote."""
 
     name: str
     master: str
     warehouse: Path
     checkpoint_root: Path
-    spark_conf: dict[str, str]
+    spark_conf: dict[str, str] = field(repr=False)  # may hold secrets (env_var): never shown
+    remote: str | None = None  # sc://HOST:PORT: a Spark Connect server; master is then unused
+
+    @property
+    def kind(self) -> TargetKind:
+        return "connect" if self.remote else parse_master(self.master)[0]
+
+    @property
+    def address(self) -> Address | None:
+        """The cluster endpoint to reach; None for local[*] (Spark runs in this process)."""
+        if self.remote:
+            return parse_remote(self.remote)
+        return parse_master(self.master)[1]
+
+    @property
+    def shown(self) -> str:
+        """What progress lines print: the master URL or the Connect address."""
+        return self.remote or self.master
 
     def table_location(self, table: str) -> Path:
         """Storage path of a target table ``schema.table`` under the warehouse."""
@@ -85,7 +111,7 @@ class ModelConfig:
     stream: str | None = None
     target: str | None = None
     unique_key: str | list[str] | None = None
-    sequence_by: str | None = None
+    sequence_by: str | list[str] | None = None  # a list orders as a struct (ties: next column)
     optimize_every: int | None = None
     zorder_by: list[str] = field(default_factory=list)
     table_properties: dict[str, str] = field(default_factory=dict)
@@ -96,6 +122,7 @@ class ModelConfig:
     schema_drift: str | None = None  # None: no check; else one of SCHEMA_DRIFT_POLICIES
     tags: list[str] = field(default_factory=list)
     enabled: bool = True
+    expectations: tuple[Expectation, ...] = ()  # row checks with actions (runner/expectations.py)
 
     @classmethod
     def field_names(cls) -> list[str]:
@@ -121,6 +148,11 @@ class ModelSpec:
     config: ModelConfig
     config_line: int
     refs: tuple[str, ...] = ()
+    config_lines: tuple[tuple[str, int], ...] = ()  # (config() argument, its line)
+
+    def config_line_of(self, key: str) -> int:
+        """The line of ``config(key=...)``, for errors about that argument."""
+        return dict(self.config_lines).get(key, self.config_line)
 
     @property
     def target_table(self) -> str:
@@ -153,37 +185,50 @@ def split_table_name(table: str) -> tuple[str, str]:
     raise ValueError(f"table name must be 'schema.table' or 'table', got {table!r}")
 
 
-def build_model_config(raw: dict[str, Any], *, file: Path, line: int) -> ModelConfig:
-    """Validate the keyword arguments of a model's ``config(...)`` call."""
-    unknown = sorted(set(raw) - set(ModelConfig.field_names()))
+def build_model_config(
+    raw: dict[str, Any], *, file: Path, line: int, key_lines: dict[str, int] | None = None
+) -> ModelConfig:
+    """Validate the keyword arguments of a model's ``config(...)`` call. An error about one
+    argument names its line (``key_lines``, from ``config_argument_lines``), else ``line``."""
+    lines = key_lines or {}
+
+    def at(key: str) -> int:
+        return lines.get(key, line)
+
+    known = ModelConfig.field_names()
+    unknown = sorted(set(raw) - set(known), key=lambda k: (at(k), k))
     if unknown:
+        close = difflib.get_close_matches(unknown[0], known, n=1, cutoff=0.6)
         raise ConfigError(
-            f"unknown config key(s) {', '.join(unknown)} in config()",
+            f"unknown config key(s) {', '.join(unknown)} in config()"
+            + (f" (did you mean '{close[0]}'?)" if close else ""),
             file=file,
-            line=line,
-            hint=f"known keys: {', '.join(ModelConfig.field_names())}",
+            line=at(unknown[0]),
+            hint=f"known keys: {', '.join(known)}",
         )
     values = dict(raw)
     for key in ("zorder_by", "partitioned_by", "cluster_by", "prune_by", "tags"):
         if isinstance(values.get(key), str):
             values[key] = [values[key]]
-    _expect(values, "optimize_every", int, file, line)
+    _expect(values, "optimize_every", int, file, at("optimize_every"))
     if values.get("optimize_every") is not None and values["optimize_every"] < 1:
-        raise ConfigError("optimize_every must be a positive integer", file=file, line=line)
-    _expect(values, "table_properties", dict, file, line)
+        raise ConfigError(
+            "optimize_every must be a positive integer", file=file, line=at("optimize_every")
+        )
+    _expect(values, "table_properties", dict, file, at("table_properties"))
     drift = values.get("schema_drift")
     if drift is not None and drift not in SCHEMA_DRIFT_POLICIES:
         raise ConfigError(
             f"schema_drift must be one of {', '.join(SCHEMA_DRIFT_POLICIES)}, got {drift!r}",
             file=file,
-            line=line,
+            line=at("schema_drift"),
         )
     if values.get("cluster_by") and values.get("partitioned_by"):
         raise ConfigError(
             "config() sets both partitioned_by and cluster_by: a Delta table is either "
             "partitioned or liquid-clustered",
             file=file,
-            line=line,
+            line=max(at("cluster_by"), at("partitioned_by")),
         )
     if "table_properties" in values:
         values["table_properties"] = {
@@ -201,8 +246,43 @@ def build_model_config(raw: dict[str, Any], *, file: Path, line: int) -> ModelCo
     try:
         split_table_name(values["target"])
     except ValueError as exc:
-        raise ConfigError(str(exc), file=file, line=line) from exc
+        raise ConfigError(str(exc), file=file, line=at("target")) from exc
+    if values.get("expectations") is not None:
+        values["expectations"] = parse_expectations(
+            values["expectations"], file=file, line=at("expectations")
+        )
     return ModelConfig(**values)
+
+
+def config_argument_lines(source: str, start: int) -> dict[str, int]:
+    """The line of each keyword argument of the ``config(`` call whose ``(`` is just before
+    ``start`` in ``source``: ``{'stream': 2, 'target': 3, ...}``. Strings are skipped, so a
+    ``=`` inside one is not an argument; nested brackets are not top-level arguments."""
+    lines: dict[str, int] = {}
+    depth, index, line = 1, start, source.count("\n", 0, start) + 1
+    while index < len(source) and depth > 0:
+        char = source[index]
+        if char == "\n":
+            line += 1
+        elif char in "'\"":
+            end = source.find(char, index + 1)
+            end = len(source) if end < 0 else end
+            line += source.count("\n", index, end)
+            index = end
+        elif char in "([{":
+            depth += 1
+        elif char in ")]}":
+            depth -= 1
+        elif depth == 1 and (char.isalpha() or char == "_"):
+            found = _KEYWORD.match(source, index)
+            if found:
+                lines.setdefault(found.group(1), line)
+                index = found.end(1) - 1
+        index += 1
+    return lines
+
+
+_KEYWORD = re.compile(r"([A-Za-z_]\w*)\s*=(?!=)")
 
 
 def _property_value(value: Any) -> str:

@@ -11,6 +11,10 @@ from pathlib import Path
 class RunnerError(Exception):
     """Base class: a problem a user can fix, reported without a stack trace."""
 
+    # Set when the error was raised while Spark ran (a batch, a statement): the CLI exits 1
+    # then, even for a ConfigError or TemplateError (runner/cli/errors.py).
+    while_running: bool = False
+
     def __init__(
         self,
         message: str,
@@ -58,6 +62,11 @@ class ConfigError(RunnerError):
 
 class TemplateError(RunnerError):
     """A model or macro failed to render (Jinja syntax error, undefined name, macro error)."""
+
+
+class TemplateRaise(Exception):
+    """Raised from a template by ``raise_error(...)`` or a context function; the renderer turns
+    it into a TemplateError with the template's file and line."""
 
 
 class ModelSqlError(RunnerError):

@@ -5,6 +5,7 @@ Pure Python: nothing here imports pyspark. Every error names the file and line.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -16,24 +17,31 @@ import yaml
 from runner.config import (
     CDF_COLUMNS,
     KAFKA_FORMAT,
+    LINE_FORMATS,
     LINT_SEVERITIES,
+    RESCUED_COLUMN_DDL,
     LintSettings,
     ModelConfig,
     ModelSpec,
     StreamSpec,
     TargetSpec,
     build_model_config,
+    config_argument_lines,
 )
 from runner.ddl import column_names
 from runner.errors import ConfigError, RunnerError, TemplateError
 from runner.kafka.spec import KAFKA_COLUMNS_DDL
 from runner.streams import conf_value, load_streams
+from runner.target_address import parse_master, parse_remote
 from runner.templating.context import ConfigProxy, PendingRelation, Relation, model_context
 from runner.templating.environment import TemplateEnvironment
-from runner.yaml_loader import YamlMap, load_yaml
+from runner.yaml_loader import YamlMap, check_keys, load_yaml
 
 PROJECT_FILE = "project.yml"
 DEFAULT_PATHS = {"models": "models", "macros": "macros", "streams": "streams", "seeds": "seeds"}
+# The keys project.yml and each of its targets may set (runner/yaml_loader.py checks them).
+PROJECT_KEYS = ("name", "paths", "vars", "default_target", "targets", "lint")
+TARGET_KEYS = ("master", "remote", "warehouse", "checkpoints", "spark_conf")
 _CONFIG_CALL = re.compile(r"\{\{-?\s*config\s*\(")
 _RULE_CODE = re.compile(r"[A-Z]+[0-9]+")
 
@@ -82,6 +90,8 @@ class Project:
             return ddl
         if stream.format == KAFKA_FORMAT and stream.columns_ddl:
             return f"{stream.columns_ddl}, {KAFKA_COLUMNS_DDL}"  # kafka_source adds them
+        if stream.format in LINE_FORMATS and stream.columns_ddl:
+            return f"{stream.columns_ddl}, {RESCUED_COLUMN_DDL}"  # file_source adds it
         return stream.columns_ddl
 
     def template_name(self, model: ModelSpec) -> str:
@@ -115,6 +125,8 @@ def load(
             hint="run the command from the project directory or pass --project-dir",
         )
     doc = load_yaml(project_file)
+    check_keys(doc, PROJECT_KEYS, PROJECT_FILE)
+    check_keys(doc.child("paths"), DEFAULT_PATHS, "paths")
     name = doc.get("name")
     if not isinstance(name, str) or not name:
         raise ConfigError("project.yml must set 'name'", file=project_file, line=doc.line)
@@ -176,20 +188,81 @@ def _load_target(doc: YamlMap, root: Path, requested: str | None) -> TargetSpec:
         raise ConfigError(
             f"no target named '{name}' in project.yml",
             file=doc.file,
-            line=targets.line,
+            line=targets.line if requested else doc.line_of("default_target"),
             hint=f"targets defined: {', '.join(targets) or '(none)'}",
         )
+    for each in targets:
+        check_keys(targets.child(each), TARGET_KEYS, f"target '{each}'")
     spec = targets.child(name)
-    conf = {str(k): conf_value(v) for k, v in spec.child("spark_conf").items()}
+    spark_conf = spec.child("spark_conf")
+    conf = {str(k): _resolve_env(conf_value(v), spark_conf, str(k)) for k, v in spark_conf.items()}
+    master, remote = _target_endpoint(spec, name)
     return TargetSpec(
         name=name,
-        master=str(spec.get("master", "local[*]")),
+        master=master,
+        remote=remote,
         warehouse=(root / str(spec.get("warehouse", f"target/{name}/warehouse"))).resolve(),
         checkpoint_root=(
             root / str(spec.get("checkpoints", f"target/{name}/checkpoints"))
         ).resolve(),
         spark_conf=conf,
     )
+
+
+_ENV_VAR = re.compile(
+    r"^\{\{\s*env_var\(\s*'(?P<name>[A-Za-z_][A-Za-z0-9_]*)'\s*"
+    r"(?:,\s*'(?P<default>[^']*)'\s*)?\)\s*\}\}$"
+)
+
+
+def _resolve_env(value: str, conf: YamlMap, key: str) -> str:
+    """``{{ env_var('AWS_SECRET_ACCESS_KEY') }}`` as a spark_conf value: read from the
+    environment when the project loads, so secrets stay out of project.yml. Errors name the
+    variable, never a value."""
+    if "{{" not in value:
+        return value
+    match = _ENV_VAR.match(value.strip())
+    if match is None:
+        raise ConfigError(
+            f"spark_conf {key}: the only template allowed here is {{{{ env_var('NAME') }}}} "
+            "or {{ env_var('NAME', 'default') }}",
+            file=conf.file,
+            line=conf.line_of(key),
+        )
+    name, default = match.group("name"), match.group("default")
+    if name in os.environ:
+        return os.environ[name]
+    if default is not None:
+        return default
+    raise ConfigError(
+        f"spark_conf {key} reads environment variable {name}, which is not set",
+        file=conf.file,
+        line=conf.line_of(key),
+        hint=f"export {name}=... before running the runner",
+    )
+
+
+def _target_endpoint(spec: YamlMap, name: str) -> tuple[str, str | None]:
+    """Validated ``master`` (local[*] or spark://HOST:PORT) or ``remote`` (sc://HOST:PORT)."""
+    if "master" in spec and "remote" in spec:
+        raise ConfigError(
+            f"target '{name}' sets both master and remote: a target runs Spark either through a "
+            "master (local[*], spark://HOST:PORT) or on a Spark Connect server (sc://HOST:PORT)",
+            file=spec.file,
+            line=spec.line_of("remote"),
+        )
+    key = "remote" if "remote" in spec else "master"
+    value = str(spec.get(key, "local[*]"))
+    try:
+        if key == "remote":
+            parse_remote(value)
+            return "", value
+        parse_master(value)
+    except ValueError as exc:
+        raise ConfigError(
+            f"target '{name}': {exc}", file=spec.file, line=spec.line_of(key)
+        ) from None
+    return value, None
 
 
 # -- lint settings -------------------------------------------------------------------------
@@ -199,14 +272,7 @@ def _load_lint_settings(doc: YamlMap) -> LintSettings:
     """``lint: {severity: {DL008: error}, disable: [DL009]}``; rule codes are checked against
     the rules by the linter, which knows them."""
     lint = doc.child("lint")
-    unknown = sorted(set(lint) - {"severity", "disable"})
-    if unknown:
-        raise ConfigError(
-            f"unknown key(s) under 'lint': {', '.join(map(str, unknown))}",
-            file=lint.file,
-            line=lint.line_of(unknown[0]),
-            hint="known keys: severity, disable",
-        )
+    check_keys(lint, ("severity", "disable"), "lint")
     severity = lint.child("severity")
     lines: dict[str, int] = {}
     for code, level in severity.items():
@@ -284,12 +350,15 @@ def _parse_model(project: Project, file: Path) -> ModelSpec:
             hint="start the model with {{ config(stream='orders', target='silver.orders', "
             "unique_key='order_id') }}",
         )
-    config: ModelConfig = build_model_config(proxy.recorded, file=file, line=config_line)
+    key_lines = config_argument_lines(source, match.end()) if match else {}
+    config: ModelConfig = build_model_config(
+        proxy.recorded, file=file, line=config_line, key_lines=key_lines
+    )
     if config.stream not in project.streams:
         raise ConfigError(
             f"config(stream='{config.stream}'): no such stream",
             file=file,
-            line=config_line,
+            line=key_lines.get("stream", config_line),
             hint=f"streams declared in streams/: {', '.join(sorted(project.streams)) or '(none)'}",
         )
     return ModelSpec(
@@ -299,6 +368,7 @@ def _parse_model(project: Project, file: Path) -> ModelSpec:
         config=config,
         config_line=config_line,
         refs=tuple(dict.fromkeys(refs)),
+        config_lines=tuple(key_lines.items()),
     )
 
 
@@ -314,7 +384,7 @@ class _PendingColumns(list):
         ddl = self._project.stream_columns_ddl(stream) if stream else None
         return column_names(ddl) if ddl else ["*"]
 
-    def __iter__(self):  # type: ignore[override]
+    def __iter__(self):
         return iter(self._names())
 
     def __len__(self) -> int:

@@ -1,6 +1,7 @@
 """dbt-style model selection and ordering: ``orders_merge+``, ``+customer_totals``, ``tag:x``.
 
-A model depends on the models it ``ref()``s and on the model whose target its stream reads.
+A model depends on the models it ``ref()``s and on the model whose target its stream reads:
+the lineage (runner/lineage.py) is the one graph.
 Pure Python.
 """
 
@@ -9,38 +10,39 @@ from __future__ import annotations
 from graphlib import CycleError, TopologicalSorter
 
 from runner.errors import ConfigError
+from runner.lineage import build_lineage
 from runner.project import Project
 
 
-def upstream_of(project: Project, name: str) -> set[str]:
-    """The models ``name`` reads from directly."""
-    model = project.models[name]
-    parents = set(model.refs)
-    stream = project.streams.get(model.config.stream or "")
-    if stream is not None and stream.ref:
-        parents.add(stream.ref)
-    return parents & set(project.models)
-
-
 def dependency_graph(project: Project) -> dict[str, set[str]]:
-    return {name: upstream_of(project, name) for name in project.models}
+    lineage = build_lineage(project)
+    return {name: lineage.upstream_models(name) for name in project.models}
 
 
-def select_models(project: Project, selectors: list[str] | None) -> list[str]:
+def select_models(
+    project: Project, selectors: list[str] | None, *, models: list[str] | None = None
+) -> list[str]:
     """Model names matching ``selectors`` (all models when none), upstream first.
 
     Each selector is a model name or ``tag:name``; a leading ``+`` adds everything upstream
     of it, a trailing ``+`` everything downstream. Several selectors (space- or comma-separated)
-    select the union.
+    select the union. ``models`` are selectors given as ``--model``: the same syntax, and errors
+    about them name ``--model`` (the option the user typed).
     """
     graph = dependency_graph(project)
-    terms = [t for s in (selectors or []) for t in s.replace(",", " ").split() if t]
+    terms = [
+        (option, t)
+        for option, given in (("--model", models), ("--select", selectors))
+        for s in given or []
+        for t in s.replace(",", " ").split()
+        if t
+    ]
     if not terms:
         chosen = set(project.models)
     else:
         chosen = set()
-        for term in terms:
-            chosen |= _select_one(project, graph, term)
+        for option, term in terms:
+            chosen |= _select_one(project, graph, term, option)
     try:
         order = list(TopologicalSorter(graph).static_order())
     except CycleError as exc:
@@ -49,7 +51,9 @@ def select_models(project: Project, selectors: list[str] | None) -> list[str]:
     return [name for name in order if name in chosen]
 
 
-def _select_one(project: Project, graph: dict[str, set[str]], term: str) -> set[str]:
+def _select_one(
+    project: Project, graph: dict[str, set[str]], term: str, option: str = "--select"
+) -> set[str]:
     with_upstream = term.startswith("+")
     with_downstream = term.endswith("+")
     core = term.strip("+")
@@ -57,12 +61,12 @@ def _select_one(project: Project, graph: dict[str, set[str]], term: str) -> set[
         tag = core[4:]
         base = {n for n, m in project.models.items() if tag in m.config.tags}
         if not base:
-            raise ConfigError(f"--select {term}: no model has tag '{tag}'")
+            raise ConfigError(f"{option} {term}: no model has tag '{tag}'")
     elif core in project.models:
         base = {core}
     else:
         raise ConfigError(
-            f"--select {term}: no model named '{core}'",
+            f"{option} {term}: no model named '{core}'",
             hint=f"models: {', '.join(sorted(project.models))}",
         )
     selected = set(base)

@@ -20,8 +20,8 @@ from runner.config import (
     TriggerSpec,
 )
 from runner.errors import ConfigError
-from runner.kafka.spec import build_kafka_spec
-from runner.yaml_loader import YamlMap, load_yaml
+from runner.kafka.spec import KAFKA_KEYS, build_kafka_spec
+from runner.yaml_loader import YamlMap, check_keys, load_yaml
 
 
 def load_streams(stream_dir: Path, root: Path) -> tuple[dict[str, StreamSpec], list[str]]:
@@ -31,6 +31,7 @@ def load_streams(stream_dir: Path, root: Path) -> tuple[dict[str, StreamSpec], l
     files = sorted([*stream_dir.glob("*.yml"), *stream_dir.glob("*.yaml")])
     for file in files if stream_dir.is_dir() else []:
         doc = load_yaml(file)
+        check_keys(doc, ("streams",), file.name)
         declared = doc.child("streams")
         for name, raw in declared.items():
             if name in streams:
@@ -57,6 +58,7 @@ def _stream_spec(
             file=file,
             line=raw.line_of("format"),
         )
+    check_keys(raw, stream_keys(fmt), f"stream '{name}' ({fmt})")
     path = raw.get("path")
     if fmt in FILE_FORMATS and not path:
         raise ConfigError(f"stream '{name}': a {fmt} source needs 'path'", file=file, line=raw.line)
@@ -95,6 +97,18 @@ def _stream_spec(
         ref=str(raw["ref"]) if raw.get("ref") else None,
         change_data_feed=bool(raw.get("change_data_feed", False)),
     )
+
+
+def stream_keys(fmt: str) -> tuple[str, ...]:
+    """The keys a stream of format ``fmt`` may set."""
+    common = ("format", "options", "trigger")
+    if fmt in FILE_FORMATS:
+        return (*common, "path", "schema")
+    if fmt == DELTA_FORMAT:
+        return (*common, "path", "table", "ref", "change_data_feed")
+    if fmt == KAFKA_FORMAT:  # path and schema: the Kafka spec says where they belong instead
+        return (*common, *KAFKA_KEYS, "path", "schema")
+    return (*common, "schema")  # rate: its fixed schema is explained when one is given
 
 
 def _check_delta_source(name: str, raw: YamlMap, file: Path) -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +38,27 @@ class YamlMap(dict):
         return value
 
 
+def check_keys(raw: YamlMap, allowed: Iterable[str], what: str) -> None:
+    """The one key checker of every YAML file the runner reads: a ConfigError at the first key
+    of ``raw`` not in ``allowed``, with the file, the line and a "did you mean" for typos.
+
+    Example: ``check_keys(target, TARGET_KEYS, "target 'local'")`` on ``warehous: x`` raises
+    ``project.yml:9: target 'local': unknown key 'warehous' (did you mean 'warehouse'?)``.
+    """
+    known = list(allowed)
+    unknown = [str(k) for k in raw if str(k) not in known]
+    if not unknown:
+        return
+    close = difflib.get_close_matches(unknown[0], known, n=1, cutoff=0.6)
+    guess = f" (did you mean '{close[0]}'?)" if close else ""
+    raise ConfigError(
+        f"{what}: unknown key '{unknown[0]}'{guess}",
+        file=raw.file,
+        line=raw.line_of(unknown[0]),
+        hint=f"known keys: {', '.join(known)}",
+    )
+
+
 class _LineLoader(yaml.SafeLoader):
     file: Path | None = None
 
@@ -48,6 +71,13 @@ def _construct_mapping(loader: _LineLoader, node: yaml.MappingNode) -> YamlMap:
     result.key_lines = {}
     for key_node, value_node in node.value:
         key = loader.construct_object(key_node, deep=True)
+        if key in result.key_lines:  # YAML keeps the last silently: a typo'd copy, usually
+            raise ConfigError(
+                f"duplicate key '{key}' (first at line {result.key_lines[key]})",
+                file=loader.file,
+                line=key_node.start_mark.line + 1,
+                hint="keep one of them",
+            )
         result[key] = loader.construct_object(value_node, deep=True)
         result.key_lines[key] = key_node.start_mark.line + 1
     return result

@@ -68,6 +68,24 @@ def land_events(landing: Path, name: str, lines: list[str]) -> Path:
     return path
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--slow",
+        action="store_true",
+        help="the thorough profile: many more hypothesis examples per property (minutes more); "
+        "CI runs the default profile, run this one before a release or after touching a macro",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Choose the hypothesis profile before test modules (and their @settings) are imported."""
+    from hypothesis import settings
+
+    settings.register_profile("default", max_examples=10)
+    settings.register_profile("slow", max_examples=60)
+    settings.load_profile("slow" if config.getoption("--slow") else "default")
+
+
 @pytest.fixture
 def example_project(tmp_path: Path) -> Path:
     """A copy of the repository's example project (models, streams, macros, sample data)."""

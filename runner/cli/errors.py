@@ -9,22 +9,45 @@ from contextlib import contextmanager
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
-from runner.errors import ConfigError, RunnerError
+from runner.errors import ConfigError, RunnerError, TemplateError
+from runner.target_address import TargetUnreachable
 
 stderr = Console(stderr=True, highlight=False, soft_wrap=True)
 
-EXIT_FAILURE = 1
-EXIT_CONFIG = 2
+EXIT_FAILURE = 1  # a failure while running: a batch, a statement, Spark, a busy checkpoint
+EXIT_CONFIG = 2  # a problem found before Spark runs: YAML, config(), Jinja, selection
+
+
+def exit_code_of(exc: RunnerError) -> int:
+    """2 for what the user must fix in the project or the command line (found before Spark
+    runs), 1 for everything that failed while running."""
+    if isinstance(exc, TargetUnreachable):  # found before Spark runs, wherever it is raised
+        return EXIT_CONFIG
+    if exc.while_running:
+        return EXIT_FAILURE
+    return EXIT_CONFIG if isinstance(exc, ConfigError | TemplateError) else EXIT_FAILURE
+
+
+@contextmanager
+def while_running() -> Iterator[None]:
+    """Mark errors raised inside as failures while running (exit 1), whatever their type."""
+    try:
+        yield
+    except RunnerError as exc:
+        exc.while_running = True
+        raise
 
 
 @contextmanager
 def reported_errors(debug: bool = False) -> Iterator[None]:
-    """Turn RunnerError into 'error: ...' and exit 1 (2 for configuration errors)."""
+    """Turn RunnerError into 'error: ...' and exit with ``exit_code_of`` it."""
     try:
         yield
     except RunnerError as exc:
         if debug:
             traceback.print_exc(file=sys.stderr)
-        stderr.print(f"[bold red]error:[/] {exc}", markup=True, highlight=False)
-        raise typer.Exit(EXIT_CONFIG if isinstance(exc, ConfigError) else EXIT_FAILURE) from None
+        # the message quotes SQL and paths: `s.items[idx]` must not be read as a markup tag
+        stderr.print(f"[bold red]error:[/] {escape(str(exc))}", markup=True, highlight=False)
+        raise typer.Exit(exit_code_of(exc)) from None

@@ -51,23 +51,44 @@ def history(
         for column in ("batch", "started", "rows in", "ins", "upd", "del", "quar", "secs"):
             table.add_column(column, justify="right", no_wrap=True)
         table.add_column("statements (seconds)", overflow="fold")
+        checked = any(r.asDict().get("expectations") for r in rows)
+        if checked:
+            table.add_column("expectations", overflow="fold")
         for row in rows:
             table.add_row(
                 str(row["batch_id"]),
                 row["started_at"].strftime("%H:%M:%S"),
                 str(row["input_rows"]),
-                str(row["inserted"]),
+                str(row["inserted"]) + ("*" if row.asDict().get("recovered") else ""),
                 str(row["updated"]),
                 str(row["deleted"]),
                 str(row["quarantined"]),
                 f"{row['seconds']:.1f}",
                 " ".join(_step(s) for s in row["statements"]),
+                *([_expectations(row.asDict().get("expectations"))] if checked else []),
             )
         console.print(table)
+        if any(r.asDict().get("recovered") for r in rows):
+            console.print(
+                "* a replayed batch: its MERGE had committed before a crash; the counts are "
+                "that commit's, read from the Delta log"
+            )
+
+
+def _expectations(outcomes: list | None) -> str:
+    """The expectations that failed rows, ``amount_positive 2/40 drop``; else ``2 passed``."""
+    failing = [
+        f"{e['name']} {e['failed']}/{e['passed'] + e['failed']} {e['action']}"
+        for e in outcomes or []
+        if e["failed"]
+    ]
+    return " ".join(failing) if failing else f"{len(outcomes or [])} passed"
 
 
 def _step(statement: dict) -> str:
-    took = "skipped" if statement["skipped"] else f"{statement['seconds']:.1f}"
+    took = f"{statement['seconds']:.1f}"
+    if statement["skipped"]:
+        took = "recovered" if statement.get("inserted") is not None else "skipped"
     return f"{statement['keyword']} {took}"
 
 
@@ -77,5 +98,5 @@ def _plain(value: object) -> object:
     if isinstance(value, list):
         return [_plain(v) for v in value]
     if hasattr(value, "isoformat"):
-        return value.isoformat()  # type: ignore[union-attr]
+        return value.isoformat()
     return value

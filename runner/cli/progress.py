@@ -25,11 +25,18 @@ def print_batch(report: BatchReport) -> None:
     )
     skipped = [r.statement.label for r in report.statements if r.skipped]
     extra = f" (already applied, skipped: {', '.join(skipped)})" if skipped else ""
+    if any(r.recovered for r in report.statements):
+        extra = extra[:-1] + "; counts recovered from the Delta log)"
     maintenance = [
         r.statement.keyword for r in report.statements if r.statement.phase == "maintenance"
     ]
     upkeep = f", {' '.join(maintenance)}" if maintenance else ""
     quarantined = f", {report.quarantined} quarantined" if report.quarantined else ""
+    if report.rescued:
+        quarantined += f", {report.rescued} with rescued fields"
+    failing = [f"{e.name} {e.failed} {e.action}" for e in report.expectations if e.failed]
+    if failing:
+        quarantined += f" (expectations failed: {', '.join(failing)})"
     console.print(
         f"[cyan]{report.model}[/] batch {report.batch_id}: {report.input_rows} rows in"
         f"{quarantined}; {merged}{upkeep}{extra} in {report.seconds:.2f}s"
@@ -39,7 +46,7 @@ def print_batch(report: BatchReport) -> None:
 def print_statement(model: str, batch_id: int, result: StatementResult) -> None:
     statement = result.statement
     state = "skipped (already applied)" if result.skipped else f"{result.seconds:.2f}s"
+    line = f" (line {statement.line})" if statement.line else ""  # over Connect: unknown
     console.print(
-        f"  [dim]{model} batch {batch_id} {statement.label} {statement.keyword} "
-        f"(line {statement.line}): {state}[/]"
+        f"  [dim]{model} batch {batch_id} {statement.label} {statement.keyword}{line}: {state}[/]"
     )

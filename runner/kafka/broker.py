@@ -28,8 +28,6 @@ import base64
 import contextlib
 import os
 import shutil
-import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -40,6 +38,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from runner.errors import RunnerError
+from runner.processes import accepts_connections, free_port, terminate
+from runner.processes import alive as _alive
+from runner.processes import die_with_parent as _die_with_parent
 
 KAFKA_VERSION = "4.1.1"
 # Kafka logs through slf4j 1.x; the log4j2 binding makes it print (the distribution ships it too).
@@ -74,19 +75,6 @@ def broker_classpath() -> list[Path]:
     from runner.spark.jars import resolve_jars
 
     return resolve_jars(BROKER_COORDINATES, skip_pyspark_jars=False)
-
-
-def free_port() -> int:
-    """A TCP port on 127.0.0.1 that nothing listens on right now."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def accepts_connections(port: int, host: str = "127.0.0.1") -> bool:
-    with socket.socket() as sock:
-        sock.settimeout(0.5)
-        return sock.connect_ex((host, port)) == 0
 
 
 @dataclass
@@ -168,12 +156,7 @@ class LocalBroker:
         if pid is None:
             self.pid_file.unlink(missing_ok=True)
             return False
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGTERM)
-        if not _wait_exit(pid, timeout):
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGKILL)
-            _wait_exit(pid, 10.0)
+        terminate(pid, timeout)
         self.pid_file.unlink(missing_ok=True)
         return True
 
@@ -309,7 +292,7 @@ def local_broker(
     Without ``directory`` the broker lives in a temporary directory that is removed afterwards.
     """
     owned = directory is None
-    where = Path(tempfile.mkdtemp(prefix="runner-kafka-")) if owned else Path(directory)
+    where = Path(tempfile.mkdtemp(prefix="runner-kafka-")) if directory is None else directory
     broker = LocalBroker(where, port or free_port())
     try:
         broker.start(timeout, die_with_parent=True)
@@ -336,40 +319,6 @@ def _java() -> str:
             hint="install one (Debian: apt-get install openjdk-17-jre-headless)",
         )
     return java
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    # A zombie (exited, not yet reaped by its parent) is not a running broker.
-    with contextlib.suppress(OSError):
-        stat = Path(f"/proc/{pid}/stat").read_text()
-        return stat.rsplit(")", 1)[1].split()[0] != "Z"
-    return True
-
-
-def _wait_exit(pid: int, timeout: float) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        with contextlib.suppress(ChildProcessError):
-            os.waitpid(pid, os.WNOHANG)  # reap it when it is our child
-        if not _alive(pid):
-            return True
-        time.sleep(0.1)
-    return False
-
-
-def _die_with_parent() -> None:
-    """In the child before exec: ask Linux to SIGTERM it when its parent dies."""
-    with contextlib.suppress(Exception):
-        import ctypes
-
-        pr_set_pdeathsig = 1
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(pr_set_pdeathsig, signal.SIGTERM)
 
 
 def main(argv: list[str] | None = None) -> int:

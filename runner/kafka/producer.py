@@ -196,7 +196,7 @@ def _events(count: int, rng: random.Random) -> list[dict[str, Any]]:
         roll = rng.random()
         if fresh and (not open_orders or roll < 0.3):
             order_id = fresh.pop(rng.randrange(len(fresh)))
-            event = {
+            event: dict[str, Any] = {
                 "order_id": order_id,
                 "customer_id": f"c-{rng.randint(1, 40):03d}",
                 "status": "created",
@@ -210,9 +210,10 @@ def _events(count: int, rng: random.Random) -> list[dict[str, Any]]:
             event = dict(rng.choice(history[order_id][:-1]))  # a duplicate of an older event
         elif roll < 0.55 and any(len(history[o]) >= 1 for o in open_orders):
             order_id = rng.choice(open_orders)
-            event = _late_update(history[order_id], rng)
-            if event is None:
+            late = _late_update(history[order_id], rng)
+            if late is None:
                 continue
+            event = late
         elif roll < 0.62 and len(open_orders) > 1:
             order_id = open_orders.pop(rng.randrange(len(open_orders)))
             event = {**history[order_id][-1], "op": "D", "updated_at": _time(clock)}

@@ -27,7 +27,7 @@ from typing import Any
 
 from runner.ddl import column_names
 from runner.errors import ConfigError
-from runner.yaml_loader import YamlMap
+from runner.yaml_loader import YamlMap, check_keys
 
 VALUE_FORMATS = ("json",)
 # The columns a Kafka batch carries next to the value's own columns.
@@ -193,14 +193,7 @@ def _value(raw: YamlMap, fail: Any) -> tuple[str, str, tuple[str, ...]]:
     value = raw["value"]
     if not isinstance(value, YamlMap):
         raise fail("'value' must be a mapping with 'format' and 'schema'", "value", example)
-    unknown = sorted(set(value) - {"format", "schema", "required"})
-    if unknown:
-        raise ConfigError(
-            f"unknown key(s) under 'value': {', '.join(map(str, unknown))}",
-            file=value.file,
-            line=value.line_of(unknown[0]),
-            hint="known keys: format, schema, required",
-        )
+    check_keys(value, ("format", "schema", "required"), "value")
     value_format = value.get("format", "json")
     if value_format not in VALUE_FORMATS:
         raise ConfigError(

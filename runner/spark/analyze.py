@@ -188,7 +188,7 @@ def _sql(session: SparkSession, sql: str) -> list:
 def _parses(session: SparkSession, sql: str) -> bool:
     """Whether Spark's parser (with Delta's extension) accepts ``sql``, without running it."""
     try:
-        session._jsparkSession.sessionState().sqlParser().parsePlan(sql)  # type: ignore[union-attr]
+        session._jsparkSession.sessionState().sqlParser().parsePlan(sql)
     except Exception:  # noqa: BLE001 - any failure here means "cannot tell": report the error
         return False
     return True

@@ -25,6 +25,9 @@ from runner.project import Project
 from runner.spark.batch_facts import prepare_batch_facts
 from runner.spark.errors import first_line
 from runner.spark.eventlog import record_batch
+from runner.spark.expectations import ExpectationOutcome, apply_expectations
+from runner.spark.replay import committed_metrics
+from runner.spark.schema_drift import promote_rescued_fields
 from runner.spark.sources import BatchSourceContext, batch_source_metrics, prepare_batch
 from runner.spark.statements import StatementResult, Transaction, run_statement
 
@@ -48,6 +51,8 @@ class BatchReport:
     seconds: float = 0.0
     input_rows: int = 0
     quarantined: int = 0
+    rescued: int = 0  # good rows with fields the stream's schema does not declare
+    expectations: list[ExpectationOutcome] = field(default_factory=list)
     statements: list[StatementResult] = field(default_factory=list)
 
     @property
@@ -79,21 +84,40 @@ def run_batch(
     report = BatchReport(model.name, batch_id, started_at=datetime.now(UTC).replace(tzinfo=None))
     session = batch_df.sparkSession
     stream = project.stream_of(model)
-    source_context = BatchSourceContext(model.name, project.target.warehouse, query_id)
+    source_context = BatchSourceContext(
+        model.name,
+        project.target.warehouse,
+        query_id,
+        project.root,
+        # schema_drift on undeclared fields, before anything of the batch is written
+        check_rows=lambda rows: promote_rescued_fields(model, rows),
+    )
     batch_df = prepare_batch(stream, batch_df, batch_id, source_context)
-    report.quarantined = batch_source_metrics(stream, source_context).get("rows_quarantined", 0)
+    source_metrics = batch_source_metrics(stream, source_context)
+    report.quarantined = source_metrics.get("rows_quarantined", 0)
+    report.rescued = source_metrics.get("rows_rescued", 0)
     # The batch is read by several statements (and counted): compute it once.
     batch_df.persist()
     try:
         report.input_rows = batch_df.count()
-        batch_df.createOrReplaceTempView(model.batch_view)
+        # row expectations: counted, failing rows dropped or quarantined, or the batch stops
+        rows, report.expectations = apply_expectations(
+            model, batch_df, batch_id, warehouse=project.target.warehouse, query_id=query_id
+        )
+        report.quarantined += sum(e.failed for e in report.expectations if e.action == "quarantine")
+        rows.createOrReplaceTempView(model.batch_view)
         # schema-drift policy, then the batch's real columns and prune ranges for rendering
-        facts = prepare_batch_facts(session, project, model, batch_df)
+        facts = prepare_batch_facts(session, project, model, rows)
+        target_location = project.target.table_location(model.target_table)
         for statement in compile_batch(project, model, batch_id, facts):
             txn = None
             if statement.is_dml:
                 txn = Transaction(f"{query_id}:{model.name}:{statement.label}", batch_id)
             result = run_statement(session, statement, txn)
+            if result.skipped and txn is not None:  # a replay: what did the first attempt do?
+                recovered = committed_metrics(target_location, txn)
+                if recovered is not None:
+                    result.metrics, result.recovered = recovered, True
             report.statements.append(result)
             if on_statement is not None:
                 on_statement(model.name, batch_id, result)

@@ -24,7 +24,10 @@ from runner.project import Project
 from runner.spark.schema_drift import apply_drift_policy
 from runner.templating.batch_facts import MAX_IN_VALUES, BatchFacts, ColumnStats, TypedLiteral
 
-_TEXT_TYPES = {TimestampType: "TIMESTAMP", TimestampNTZType: "TIMESTAMP_NTZ"}
+_TEXT_TYPES: dict[type[DataType], str] = {
+    TimestampType: "TIMESTAMP",
+    TimestampNTZType: "TIMESTAMP_NTZ",
+}
 _UNPRUNABLE = (BinaryType, BooleanType, MapType, StructType)
 
 
@@ -62,7 +65,7 @@ def column_stats(batch_df: DataFrame, model: ModelSpec) -> dict[str, ColumnStats
                 + ("is not in the batch" if kind is None else f"has type {kind.simpleString()}")
                 + ": it cannot bound a MERGE",
                 file=model.file,
-                line=model.config_line,
+                line=model.config_line_of("prune_by"),
             )
         value = F.col(column)
         if type(kind) in _TEXT_TYPES:

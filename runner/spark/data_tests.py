@@ -9,7 +9,7 @@ from py4j.protocol import Py4JError
 from pyspark.errors import PySparkException
 from pyspark.sql import SparkSession
 
-from runner.compile import compile_setup
+from runner.compile import CompiledStatement, compile_setup
 from runner.errors import RunnerError
 from runner.project import Project
 from runner.spark.errors import first_line
@@ -69,7 +69,7 @@ def attach_dependency(
     if dependency.kind == "model":
         model = project.models[dependency.name]
         setup = compile_setup(project, model)
-        statements = (setup.create_schema, setup.attach)
+        statements: tuple[CompiledStatement, ...] = (setup.create_schema, setup.attach)
         hint = f"run the model first: runner run --model {model.name}"
     else:
         statements = seed_statements(project, seeds[dependency.name])

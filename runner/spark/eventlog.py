@@ -22,7 +22,8 @@ EVENT_LOG_SCHEMA = (
     "model STRING, batch_id BIGINT, query_id STRING, started_at TIMESTAMP, seconds DOUBLE, "
     "input_rows BIGINT, inserted BIGINT, updated BIGINT, deleted BIGINT, quarantined BIGINT, "
     "statements ARRAY<STRUCT<label: STRING, keyword: STRING, seconds: DOUBLE, skipped: BOOLEAN, "
-    "inserted: BIGINT, updated: BIGINT, deleted: BIGINT>>"
+    "inserted: BIGINT, updated: BIGINT, deleted: BIGINT>>, recovered BOOLEAN, "
+    "expectations ARRAY<STRUCT<name: STRING, action: STRING, passed: BIGINT, failed: BIGINT>>"
 )
 
 
@@ -59,6 +60,12 @@ def record_batch(
         counts.get("num_deleted_rows", 0),
         report.quarantined,
         statements,
+        # a replayed batch whose MERGE counts come from the commit that applied it
+        any(r.recovered for r in report.statements),
+        [
+            Row(name=e.name, action=e.action, passed=e.passed, failed=e.failed)
+            for e in report.expectations
+        ],
     )
     frame = session.createDataFrame([row], EVENT_LOG_SCHEMA)
     writer = (
@@ -66,6 +73,7 @@ def record_batch(
         .mode("append")
         .option("txnAppId", f"{query_id}:{report.model}:event_log")
         .option("txnVersion", report.batch_id)
+        .option("mergeSchema", "true")  # logs from before 'recovered' or 'expectations'
     )
     retry_on_conflict(lambda: writer.save(str(event_log_location(target))))
 

@@ -140,7 +140,8 @@ def _shipped_by_pyspark(artifact: str, shipped: set[str]) -> bool:
 
 
 def _parse_listing(text: str) -> list[tuple[str, str, str]]:
-    return [m.group(1, 2, 3) for m in map(_COORDINATE.match, text.splitlines()) if m]
+    matches = (_COORDINATE.match(line) for line in text.splitlines())
+    return [(m.group(1), m.group(2), m.group(3)) for m in matches if m]
 
 
 def _dependency(coordinate: str) -> str:

@@ -21,12 +21,11 @@ What is malformed (checked in this order; the first that applies is the ``reason
     TIMESTAMP. Fields the schema does not declare are ignored.
 
 Where malformed records go
-    A Delta table at ``<warehouse>/_quarantine/<model>``, registered as
-    ``quarantine.<model>``, one row per record: model, batch_id, topic, partition, offset,
-    timestamp, key, value (the raw value as a string), reason, quarantined_at. The write is
-    idempotent per batch (Delta's txnAppId / txnVersion, the app id derived from the streaming
-    query's id as for the model's MERGE), so a batch Spark replays after a crash does not
-    quarantine its records twice. The good rows of the same batch go on to the model.
+    The model's quarantine table (runner/spark/quarantine.py), source ``kafka``, position
+    ``topic/partition@offset``, the raw value as ``raw``, and the record's topic, partition,
+    offset, timestamp and key. The write is idempotent per batch, so a batch Spark replays
+    after a crash does not quarantine its records twice. The good rows of the same batch go on
+    to the model.
 """
 
 from __future__ import annotations
@@ -40,16 +39,11 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import StringType, StructType, _parse_datatype_string
 
 from runner.config import StreamSpec
-from runner.errors import ConfigError, RunnerError
+from runner.errors import ConfigError
 from runner.kafka.spec import KAFKA_COLUMNS, KafkaSpec
+from runner.spark.quarantine import ensure_quarantine_table, write_quarantine
 
-QUARANTINE_SCHEMA = "quarantine"
-QUARANTINE_COLUMNS = (
-    "model STRING, batch_id BIGINT, topic STRING, `partition` INT, `offset` BIGINT, "
-    "`timestamp` TIMESTAMP, key STRING, value STRING, reason STRING, quarantined_at TIMESTAMP"
-)
 CORRUPT_COLUMN = "_corrupt_record"
-QUERY_ID_PROPERTY = "sql.streaming.queryId"  # set by Spark on the thread running a batch
 # Every dependency but the broker: the Spark side of Kafka, as Maven coordinates.
 # The token provider is pinned to 4.0.0, the newest on Maven Central as reachable here; its few
 # classes (KafkaConfigUpdater, KafkaTokenUtil) are unchanged and work with Spark 4.2's source.
@@ -85,14 +79,9 @@ class KafkaBatchResult:
         }
 
 
-class QuarantineError(RunnerError):
-    """Malformed records could not be written to the quarantine table."""
-
-
 # model name -> the last batch's result / its cached parse (unpersisted when the next comes).
 _results: dict[str, KafkaBatchResult] = {}
 _cached: dict[str, DataFrame] = {}
-_registered: set[tuple[str, str]] = set()  # (Spark application id, quarantine location)
 
 
 def read_kafka_stream(spark: SparkSession, stream: StreamSpec) -> DataFrame:
@@ -101,14 +90,6 @@ def read_kafka_stream(spark: SparkSession, stream: StreamSpec) -> DataFrame:
     kafka = _kafka(stream)
     options = {**kafka.source_options(), **stream.options}
     return spark.readStream.format("kafka").options(**options).load()
-
-
-def quarantine_location(warehouse: Path, model_name: str) -> Path:
-    return warehouse / "_quarantine" / model_name
-
-
-def quarantine_table(model_name: str) -> str:
-    return f"{QUARANTINE_SCHEMA}.`{model_name}`"
 
 
 def prepare_kafka_batch(
@@ -136,11 +117,16 @@ def prepare_kafka_batch(
         0
     ]
     rows_read, rows_bad = int(counts["read"]), int(counts["bad"])
-    location = quarantine_location(warehouse, model_name)
-    _ensure_quarantine_table(session, model_name, location)
+    ensure_quarantine_table(session, model_name, warehouse)
     if rows_bad:
-        app_id = f"{query_id or _query_id(session, model_name)}:{model_name}:quarantine"
-        _write_quarantine(parsed, model_name, batch_id, location, app_id)
+        write_quarantine(
+            _rejected(parsed),
+            model_name=model_name,
+            batch_id=batch_id,
+            source="kafka",
+            warehouse=warehouse,
+            query_id=query_id,
+        )
     _results[model_name] = KafkaBatchResult(model_name, batch_id, rows_read, rows_bad)
 
     names = [field.name for field in _value_schema(kafka).fields]
@@ -210,69 +196,26 @@ def _reason(schema: StructType, required: tuple[str, ...]) -> Column:
     )
 
 
-def _value_schema(kafka: KafkaSpec) -> StructType:
-    schema = _parse_datatype_string(kafka.value_schema)
-    assert isinstance(schema, StructType)
-    return schema
-
-
-# -- quarantine ----------------------------------------------------------------------------
-
-
-def _ensure_quarantine_table(session: SparkSession, model_name: str, location: Path) -> None:
-    key = (session.sparkContext.applicationId, str(location))
-    if key in _registered:
-        return
-    session.sql(f"CREATE SCHEMA IF NOT EXISTS {QUARANTINE_SCHEMA}")
-    session.sql(
-        f"CREATE TABLE IF NOT EXISTS {quarantine_table(model_name)} ({QUARANTINE_COLUMNS}) "
-        f"USING DELTA LOCATION '{location}'"
-    )
-    _registered.add(key)
-
-
-def _write_quarantine(
-    parsed: DataFrame, model_name: str, batch_id: int, location: Path, app_id: str
-) -> None:
-    bad = parsed.where(F.col("_reason").isNotNull()).select(
-        F.lit(model_name).alias("model"),
-        F.lit(batch_id).cast("bigint").alias("batch_id"),
+def _rejected(parsed: DataFrame) -> DataFrame:
+    """The malformed records in the quarantine's shape; position ``topic/partition@offset``."""
+    return parsed.where(F.col("_reason").isNotNull()).select(
+        F.format_string(
+            "%s/%d@%d", F.col("_kafka_topic"), F.col("_kafka_partition"), F.col("_kafka_offset")
+        ).alias("position"),
+        F.col("_kafka_value").alias("raw"),
+        F.col("_reason").alias("reason"),
         F.col("_kafka_topic").alias("topic"),
         F.col("_kafka_partition").alias("partition"),
         F.col("_kafka_offset").alias("offset"),
         F.col("_kafka_timestamp").alias("timestamp"),
         F.col("_kafka_key").alias("key"),
-        F.col("_kafka_value").alias("value"),
-        F.col("_reason").alias("reason"),
-        F.current_timestamp().alias("quarantined_at"),
     )
-    try:
-        (
-            bad.write.format("delta")
-            .mode("append")
-            .option("txnAppId", app_id)
-            .option("txnVersion", str(batch_id))
-            .save(str(location))
-        )
-    except Exception as exc:  # the JVM error text is what there is to say
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else repr(exc)
-        raise QuarantineError(
-            f"could not write the malformed records of batch {batch_id} of model "
-            f"'{model_name}' to {location}: {first}"
-        ) from None
 
 
-def _query_id(session: SparkSession, model_name: str) -> str:
-    """The streaming query's id (kept in its checkpoint), which Spark sets on the thread that
-    runs the batch. Stable across restarts; new when the checkpoint is reset."""
-    query_id = session.sparkContext.getLocalProperty(QUERY_ID_PROPERTY)
-    if not query_id:
-        raise QuarantineError(
-            f"model '{model_name}': the streaming query id is unknown, so the quarantine write "
-            "cannot be made idempotent",
-            hint="prepare a Kafka batch inside foreachBatch, or pass the query id",
-        )
-    return query_id
+def _value_schema(kafka: KafkaSpec) -> StructType:
+    schema = _parse_datatype_string(kafka.value_schema)
+    assert isinstance(schema, StructType)
+    return schema
 
 
 def _kafka(stream: StreamSpec) -> KafkaSpec:

@@ -56,8 +56,8 @@ def stream_models(
         for model in models:
             if stop.is_set():
                 return True
-            running = start_model(spark, project, model, trigger=trigger, callbacks=callbacks)
-            if wait_for_all([running], stop):
+            one = start_model(spark, project, model, trigger=trigger, callbacks=callbacks)
+            if wait_for_all([one], stop):
                 return True
         return False
     running = [

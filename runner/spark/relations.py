@@ -4,12 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from delta.tables import DeltaTable
 from pyspark.sql import SparkSession
 
 from runner.compile import CompiledStatement
 from runner.spark.statements import run_statement
-from runner.spark.targets import forget_stale_registration
+from runner.spark.targets import forget_stale_registration, is_delta_table
 
 
 def attach_existing(
@@ -23,12 +22,7 @@ def attach_existing(
     when no Delta table is there. Tests read tables; they never create them."""
     run_statement(spark, create_schema)
     forget_stale_registration(spark, table, location, file=attach.file, line=attach.line)
-    if not DeltaTable.isDeltaTable(spark, str(location)):
+    if not is_delta_table(spark, location):
         return False
     run_statement(spark, attach)
     return True
-
-
-def latest_version(spark: SparkSession, location: Path) -> int:
-    """The newest version of the Delta table at ``location``."""
-    return int(DeltaTable.forPath(spark, str(location)).history(1).collect()[0]["version"])

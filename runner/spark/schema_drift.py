@@ -11,17 +11,24 @@
 
 Without ``schema_drift`` nothing is checked. Columns the model declares as source-only (in the
 stream's schema but not in ``config(columns=...)``, such as an ``op`` flag) are never drift.
+
+JSON and CSV batches carry the fields their stream's schema does not declare in
+``_rescued_data`` (raw JSON). Under a policy those fields are drift too: ``fail`` names them,
+``append_new_columns`` and ``evolve`` first make each a column of the batch (typed from a sample
+value: BOOLEAN, BIGINT, DOUBLE or STRING) and then treat it as any new column.
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 
 from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
 from runner.compile import target_columns
-from runner.config import ModelSpec
+from runner.config import RESCUED_COLUMN, ModelSpec
 from runner.ddl import column_names
 from runner.errors import ConfigError, RunnerError
 from runner.project import Project
@@ -74,11 +81,72 @@ def source_only_columns(project: Project, model: ModelSpec) -> set[str]:
     ``config(columns=...)``); empty when the target takes the stream's schema."""
     stream_ddl = project.stream_columns_ddl(project.stream_of(model))
     if not model.config.columns or not stream_ddl:
-        return set()
+        return {RESCUED_COLUMN}
     declared = {
         c.strip("`").lower() for c in column_names(", ".join(target_columns(project, model)))
     }
-    return {c.strip("`").lower() for c in column_names(stream_ddl)} - declared
+    return {c.strip("`").lower() for c in column_names(stream_ddl)} - declared | {RESCUED_COLUMN}
+
+
+def promote_rescued_fields(model: ModelSpec, batch_df: DataFrame) -> DataFrame:
+    """Under a drift policy, the batch's rescued fields: ``fail`` stops naming them (before
+    anything is written to the target); ``append_new_columns`` / ``evolve`` add each as a
+    column. Without a policy, or without rescued data, the batch is returned as it is."""
+    policy = model.config.schema_drift
+    if policy is None or RESCUED_COLUMN not in batch_df.columns:
+        return batch_df
+    found = rescued_fields(batch_df)
+    if not found:
+        return batch_df
+    if policy == "fail":
+        raise SchemaDriftError(
+            f"schema drift in the batch for {model.target_table} (schema_drift='fail'): new "
+            f"field(s) in the input, not in the stream's schema: "
+            + ", ".join(f"{name} {kind}" for name, kind in found.items()),
+            file=model.file,
+            line=model.config_line_of("schema_drift"),
+            hint="the batch was not committed (they are kept in _rescued_data otherwise); add "
+            "the fields to the stream's schema and the target, or set "
+            "schema_drift='append_new_columns' / 'evolve', and run again",
+        )
+    fields = F.from_json(F.col(RESCUED_COLUMN), "MAP<STRING, STRING>")
+    existing = {c.lower() for c in batch_df.columns}
+    return batch_df.withColumns(
+        {
+            name: fields[name].cast(kind)
+            for name, kind in found.items()
+            if name.lower() not in existing
+        }
+    )
+
+
+def rescued_fields(batch_df: DataFrame) -> dict[str, str]:
+    """The names of the fields in the batch's ``_rescued_data``, with a SQL type guessed from
+    one sample value each (in name order)."""
+    samples = (
+        batch_df.where(F.col(RESCUED_COLUMN).isNotNull())
+        .select(
+            F.explode(F.map_keys(F.from_json(F.col(RESCUED_COLUMN), "MAP<STRING, STRING>"))).alias(
+                "name"
+            ),
+            F.col(RESCUED_COLUMN).alias("sample"),
+        )
+        .groupBy("name")
+        .agg(F.first("sample").alias("sample"))
+        .orderBy("name")
+        .collect()
+    )
+    return {row["name"]: _sql_type(json.loads(row["sample"]).get(row["name"])) for row in samples}
+
+
+def _sql_type(value: object) -> str:
+    if isinstance(value, bool):
+        return "BOOLEAN"
+    if isinstance(value, int):
+        return "BIGINT"
+    if isinstance(value, float):
+        return "DOUBLE"
+    return "STRING"
 
 
 def apply_drift_policy(
@@ -99,7 +167,7 @@ def apply_drift_policy(
         raise SchemaDriftError(
             f"schema drift in the batch for {table} (schema_drift='{policy}'): {drift.describe()}",
             file=model.file,
-            line=model.config_line,
+            line=model.config_line_of("schema_drift"),
             hint=_HINTS[policy],
         )
     if policy == "append_new_columns" and drift.new:
@@ -115,4 +183,11 @@ _HINTS = {
     "the target, then run again (the batch was not committed)",
 }
 
-__all__ = ["ConfigError", "SchemaDrift", "SchemaDriftError", "apply_drift_policy", "find_drift"]
+__all__ = [
+    "ConfigError",
+    "SchemaDrift",
+    "SchemaDriftError",
+    "apply_drift_policy",
+    "find_drift",
+    "promote_rescued_fields",
+]

@@ -13,7 +13,8 @@ from pyspark.sql import DataFrame, SparkSession
 
 from runner.project import Project
 from runner.spark.frames import text_rows, typed_frame
-from runner.spark.relations import attach_existing, latest_version
+from runner.spark.relations import attach_existing
+from runner.spark.targets import latest_version
 from runner.testing.seeds import SeedSpec, seed_statements
 
 

@@ -2,15 +2,23 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
 
-from runner.config import DELTA_FORMAT, FILE_FORMATS, KAFKA_FORMAT, StreamSpec, TriggerSpec
+from runner.config import (
+    DELTA_FORMAT,
+    FILE_FORMATS,
+    KAFKA_FORMAT,
+    LINE_FORMATS,
+    StreamSpec,
+    TriggerSpec,
+)
 from runner.errors import ConfigError
-from runner.spark import kafka_source
+from runner.spark import file_source, kafka_source
 
 
 @dataclass(frozen=True)
@@ -22,6 +30,11 @@ class BatchSourceContext:
     # The streaming query's id (checkpoint metadata), for idempotent source-side writes; when
     # None, the Kafka source reads it from the Spark thread running the batch.
     query_id: str | None = None
+    # File positions in the quarantine are shown relative to it (``landing/orders/x.json:3``).
+    project_root: Path | None = None
+    # Checks the good rows before anything is written (the schema-drift policy on rescued
+    # fields): what it raises stops the batch before the quarantine write too.
+    check_rows: Callable[[DataFrame], DataFrame] | None = None
 
 
 def read_stream(
@@ -38,6 +51,8 @@ def read_stream(
         assert stream.path is not None and stream.schema is not None  # validated at load
         if not stream.path.exists():
             stream.path.mkdir(parents=True, exist_ok=True)  # files arrive later
+        if stream.format in LINE_FORMATS:
+            return file_source.read_file_stream(spark, stream)
         return reader.schema(stream.schema).load(str(stream.path))
     if stream.format == DELTA_FORMAT:
         if stream.change_data_feed:
@@ -54,12 +69,24 @@ def prepare_batch(
 ) -> DataFrame:
     """Source-specific work on a micro-batch before the model sees it.
 
-    File, rate and Delta sources pass the batch through. Kafka parses values with the stream's
-    schema and sends malformed records to the quarantine table (runner/spark/kafka_source.py).
+    Parquet, rate and Delta sources pass the batch through. Kafka parses values with the
+    stream's schema (runner/spark/kafka_source.py); JSON and CSV files are split into lines and
+    parsed (runner/spark/file_source.py); both send malformed input to the quarantine table.
     """
     if stream.format == KAFKA_FORMAT:
         return kafka_source.prepare_kafka_batch(
             stream, batch_df, batch_id, context.model_name, context.warehouse, context.query_id
+        )
+    if stream.format in LINE_FORMATS and "_text" in batch_df.columns:
+        return file_source.prepare_file_batch(
+            stream,
+            batch_df,
+            batch_id,
+            context.model_name,
+            context.warehouse,
+            context.query_id,
+            context.project_root,
+            context.check_rows,
         )
     return batch_df
 
@@ -67,12 +94,16 @@ def prepare_batch(
 def batch_source_metrics(stream: StreamSpec, context: BatchSourceContext) -> dict[str, int]:
     """Counts of the source-side work on the model's latest batch, for its metrics.
 
-    Kafka: ``rows_read``, ``rows_parsed`` and ``rows_quarantined``. Other sources: nothing.
-    Call it after ``prepare_batch``, in the same process.
+    Kafka: ``rows_read``, ``rows_parsed`` and ``rows_quarantined``; JSON and CSV files also
+    ``rows_rescued``. Other sources: nothing. Call it after ``prepare_batch``, in the same
+    process.
     """
     if stream.format == KAFKA_FORMAT:
         result = kafka_source.last_batch_result(context.model_name)
         return result.as_metrics() if result is not None else {}
+    if stream.format in LINE_FORMATS:
+        found = file_source.last_batch_result(context.model_name)
+        return found.as_metrics() if found is not None else {}
     return {}
 
 

@@ -45,6 +45,7 @@ class StatementResult:
     seconds: float
     metrics: dict[str, int] = field(default_factory=dict)
     skipped: bool = False  # an idempotent write Delta had already applied
+    recovered: bool = False  # skipped, and ``metrics`` read from the commit that applied it
 
 
 def run_statement(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from delta.tables import DeltaTable
+from pyspark.errors import AnalysisException
 from pyspark.sql import SparkSession
 
 from runner.compile import compile_setup, set_properties_statement
@@ -25,7 +25,7 @@ def ensure_target(spark: SparkSession, project: Project, model: ModelSpec) -> li
     setup = compile_setup(project, model)
     results = [run_statement(spark, setup.create_schema)]
     _forget_stale_registration(spark, model, setup.table, setup.location)
-    if not DeltaTable.isDeltaTable(spark, str(setup.location)):
+    if not is_delta_table(spark, setup.location):
         results.append(run_statement(spark, setup.create))
         return results
     results.append(run_statement(spark, setup.attach))
@@ -36,6 +36,21 @@ def ensure_target(spark: SparkSession, project: Project, model: ModelSpec) -> li
     if missing:
         results.append(run_statement(spark, set_properties_statement(project, model, missing)))
     return results
+
+
+def is_delta_table(spark: SparkSession, location: Path) -> bool:
+    """Whether a Delta table is at ``location``. In SQL, not ``DeltaTable.isDeltaTable``: over
+    Spark Connect the DeltaTable API needs Delta's Connect plugin on the server; SQL does not."""
+    try:
+        spark.sql(f"DESCRIBE HISTORY delta.`{location}` LIMIT 1").collect()
+    except AnalysisException:
+        return False
+    return True
+
+
+def latest_version(spark: SparkSession, location: Path) -> int:
+    """The newest version of the Delta table at ``location`` (SQL, as is_delta_table)."""
+    return int(spark.sql(f"DESCRIBE HISTORY delta.`{location}` LIMIT 1").collect()[0]["version"])
 
 
 def reset_model(spark: SparkSession, project: Project, model: ModelSpec) -> list[str]:
@@ -67,8 +82,17 @@ def forget_stale_registration(
 ) -> None:
     """The name may already be registered in this session for another location (another
     project, or a target whose warehouse moved). An external registration is only a name, so
-    it is dropped (the data stays); a managed table of that name is never touched."""
-    found = registration(spark, table)
+    it is dropped (the data stays); a managed table of that name is never touched.
+
+    A name whose data is gone (its directory deleted) is dropped too: over Spark Connect the
+    server's catalog outlives the runner and still lists it."""
+    try:
+        found = registration(spark, table)
+    except AnalysisException as exc:
+        if "DELTA_PATH_DOES_NOT_EXIST" not in str(exc):
+            raise
+        spark.sql(f"DROP TABLE IF EXISTS {table}")
+        return
     if found is None:
         return
     registered, kind = found

@@ -27,8 +27,7 @@ from runner.project import Project
 from runner.spark.batch import run_batch
 from runner.spark.errors import first_line
 from runner.spark.frames import text_rows, typed_frame
-from runner.spark.relations import latest_version
-from runner.spark.targets import ensure_target, registration
+from runner.spark.targets import ensure_target, latest_version, registration
 from runner.testing.diff import RowDiff, diff_rows, diff_table
 from runner.testing.results import ERROR, FAIL, TestResult
 from runner.testing.unit_specs import (
@@ -75,14 +74,17 @@ def _small_data_conf(spark: SparkSession) -> Iterator[None]:
     sized for real batches and would only make each MERGE write more tiny files) and no adaptive
     re-planning (it costs more than it saves on a few rows; measured: unit tests ~30% faster).
     The statements and the code path are the same as in a stream."""
-    previous = {key: spark.conf.get(key) for key in SMALL_DATA_CONF}
-    for key, value in SMALL_DATA_CONF.items():
-        spark.conf.set(key, value)
+    previous: dict[str, str | None] = {key: spark.conf.get(key) for key in SMALL_DATA_CONF}
+    for key, setting in SMALL_DATA_CONF.items():
+        spark.conf.set(key, setting)
     try:
         yield
     finally:
         for key, value in previous.items():
-            spark.conf.set(key, value)
+            if value is None:
+                spark.conf.unset(key)
+            else:
+                spark.conf.set(key, value)
 
 
 def _scratch_project(project: Project, scratch: Path) -> Project:

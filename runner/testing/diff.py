@@ -91,6 +91,7 @@ def diff_table(diff: RowDiff, title: str) -> Table:
     table.add_column("")
     for column in diff.columns:
         table.add_column(f"{column} (key)" if column in diff.key else column)
+    rows: list[tuple[tuple[str, ...], str, Row, Row | None]]
     rows = [(k, "-", r, None) for k, r in _keyed(diff.missing, diff)]
     rows += [(k, "+", r, None) for k, r in _keyed(diff.unexpected, diff)]
     for expected, actual in diff.changed:

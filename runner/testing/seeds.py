@@ -27,7 +27,7 @@ from runner.project import Project
 from runner.templating.context import ConfigProxy, Relation, model_context
 from runner.testing.layout import project_folder, yaml_files
 from runner.testing.values import Column, check_value, parse_columns
-from runner.yaml_loader import YamlMap, load_yaml
+from runner.yaml_loader import YamlMap, check_keys, load_yaml
 
 SEED_KEYS = ("target", "columns", "header", "delimiter")
 
@@ -56,7 +56,9 @@ def load_seeds(project: Project) -> dict[str, SeedSpec]:
     folder = project_folder(project, "seeds")
     seeds: dict[str, SeedSpec] = {}
     for file in yaml_files(folder):
-        declared = load_yaml(file).child("seeds")
+        document = load_yaml(file)
+        check_keys(document, ("seeds",), file.name)
+        declared = document.child("seeds")
         for name, raw in declared.items():
             line = declared.line_of(name)
             if name in seeds:
@@ -80,14 +82,7 @@ def load_seeds(project: Project) -> dict[str, SeedSpec]:
 
 
 def _seed_spec(name: str, raw: YamlMap, folder: Path, file: Path, line: int) -> SeedSpec:
-    unknown = sorted(set(map(str, raw)) - set(SEED_KEYS))
-    if unknown:
-        raise ConfigError(
-            f"seed '{name}': unknown key(s) {', '.join(unknown)}",
-            file=file,
-            line=raw.line_of(unknown[0]),
-            hint=f"known keys: {', '.join(SEED_KEYS)}",
-        )
+    check_keys(raw, SEED_KEYS, f"seed '{name}'")
     csv_file = folder / f"{name}.csv"
     if not csv_file.exists():
         raise ConfigError(f"seed '{name}': {csv_file.name} does not exist", file=file, line=line)

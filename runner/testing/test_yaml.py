@@ -7,12 +7,17 @@ from typing import Any
 from runner.errors import ConfigError
 from runner.project import Project
 from runner.testing.layout import project_folder, yaml_files
-from runner.yaml_loader import YamlMap, load_yaml
+from runner.yaml_loader import YamlMap, check_keys, load_yaml
+
+TEST_DOCUMENT_KEYS = ("version", "models", "unit_tests")
 
 
 def test_documents(project: Project) -> list[YamlMap]:
     """Every ``models/*.yml`` document (each may hold ``models:`` and ``unit_tests:``)."""
-    return [load_yaml(file) for file in yaml_files(project_folder(project, "models"))]
+    documents = [load_yaml(file) for file in yaml_files(project_folder(project, "models"))]
+    for document in documents:
+        check_keys(document, TEST_DOCUMENT_KEYS, str(document.file.name if document.file else ""))
+    return documents
 
 
 def require_map(value: Any, what: str, parent: YamlMap, key: Any) -> YamlMap:
@@ -26,13 +31,4 @@ def require_map(value: Any, what: str, parent: YamlMap, key: Any) -> YamlMap:
     return value
 
 
-def check_keys(raw: YamlMap, allowed: tuple[str, ...], what: str) -> None:
-    """A ConfigError at the first key of ``raw`` not in ``allowed`` (typos)."""
-    unknown = [str(k) for k in raw if str(k) not in allowed]
-    if unknown:
-        raise ConfigError(
-            f"{what}: unknown key '{unknown[0]}'",
-            file=raw.file,
-            line=raw.line_of(unknown[0]),
-            hint=f"known keys: {', '.join(allowed)}",
-        )
+__all__ = ["check_keys", "require_map", "test_documents"]

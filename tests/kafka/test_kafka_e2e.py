@@ -70,7 +70,7 @@ def test_runner_run_drains_kafka_into_delta_and_quarantines_the_malformed(
     values = {(s.partition, s.offset): s.message.value for s in sent.malformed}
     for r in rows:
         raw = values[(r["partition"], r["offset"])]
-        assert r["value"] == (None if raw is None else raw.decode())
+        assert r["raw"] == (None if raw is None else raw.decode())
         assert r["topic"] == "orders-e2e" and r["model"] == "orders_kafka_merge"
     # Good + quarantined = everything produced.
     assert len(sent.good) + len(rows) == COUNT

@@ -90,7 +90,7 @@ def test_pattern_and_offsets_mapping(project_factory) -> None:
         ({"value": "{format: json}"}, "value.schema must be a DDL string", 6),
         ({"value": '{schema: "a INT", required: [b]}'}, "not in the schema: b", 6),
         ({"value": '{schema: "a INT, kafka_offset INT"}'}, "may not declare kafka_offset", 6),
-        ({"value": '{schema: "a INT", typo: 1}'}, "unknown key(s) under 'value': typo", 6),
+        ({"value": '{schema: "a INT", typo: 1}'}, "value: unknown key 'typo'", 6),
         ({"schema": "'a INT'"}, "under 'value:", 7),
         ({"path": "landing"}, "not a 'path'", 7),
         ({"options": "{subscribe: other}"}, "set 'topic / topics' instead", 7),

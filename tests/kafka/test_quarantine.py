@@ -12,12 +12,8 @@ import pytest
 from pyspark.sql import SparkSession
 
 from runner.kafka.spec import KafkaSpec
-from runner.spark.kafka_source import (
-    QuarantineError,
-    last_batch_result,
-    prepare_kafka_batch,
-    quarantine_location,
-)
+from runner.spark.kafka_source import last_batch_result, prepare_kafka_batch
+from runner.spark.quarantine import QuarantineError, quarantine_location
 from runner.spark.sources import BatchSourceContext, batch_source_metrics, prepare_batch
 from tests.conftest import ORDERS_SCHEMA
 
@@ -101,8 +97,9 @@ def test_malformed_records_are_quarantined_with_their_reason(spark, stream, tmp_
         "orders",
         0,
     )
-    assert (sample["key"], sample["value"]) == ("k3", '{"order_id":"o3","amount":')
-    assert by_offset[102]["value"] is None and by_offset[102]["quarantined_at"] is not None
+    assert (sample["key"], sample["raw"]) == ("k3", '{"order_id":"o3","amount":')
+    assert (sample["source"], sample["position"], sample["file"]) == ("kafka", "orders/0@103", None)
+    assert by_offset[102]["raw"] is None and by_offset[102]["quarantined_at"] is not None
     assert spark.table("quarantine.kq").count() == len(expected)  # registered in the catalog
 
     result = last_batch_result("kq")

@@ -3,7 +3,8 @@ landing, then drained; the tables equal an oracle computed in plain Python.
 
 The downstream model adds to running totals (``t.total_amount + s.amount_delta``), so a batch
 applied twice would show. Half of the kills land right after a batch's first statement finished,
-while its MERGE runs; the others at random moments.
+while its MERGE runs; the others at random moments. Some files carry malformed lines (not JSON,
+a wrong-typed amount): the quarantine must hold each exactly once.
 """
 
 from __future__ import annotations
@@ -99,6 +100,17 @@ def generate_files(seed: int, count: int) -> list[list[Event]]:
     return files
 
 
+def malformed_lines(number: int) -> list[tuple[str, str]]:
+    """The bad lines appended to file ``number``, with the reason each gets."""
+    lines = []
+    if number % 3 == 0:
+        lines.append((f'{{"order_id": "bad{number}", "amount": ', "invalid JSON"))
+    if number % 4 == 1:
+        wrong = {"order_id": f"x{number}", "amount": "ten", "updated_at": "2024-01-01T00:00:00"}
+        lines.append((json.dumps(wrong), "schema mismatch: amount (DECIMAL(10,2))"))
+    return lines
+
+
 def _seconds(stamp: str) -> int:
     hours, minutes, seconds = (int(p) for p in stamp[11:].split(":"))
     return hours * 3600 + minutes * 60 + seconds
@@ -126,6 +138,19 @@ def oracle(files: list[list[Event]]) -> dict[str, Event]:
     return table
 
 
+def land_slowly(landing: Path, files: list[list[Event]], pause: float = 1.2) -> threading.Thread:
+    """A thread that lands ``files`` one by one, ``pause`` seconds apart (started)."""
+
+    def produce() -> None:
+        for number, events in enumerate(files):
+            land_events(landing, f"{number:03d}.json", [e.json() for e in events])
+            time.sleep(pause)
+
+    producer = threading.Thread(target=produce, daemon=True)
+    producer.start()
+    return producer
+
+
 def fast_triggers(project: Path) -> None:
     """Batches every second, two files each: the final table does not depend on where batches
     are cut (keys are never reused after a delete, timestamps of a key never tie)."""
@@ -142,9 +167,16 @@ def test_sigkill_and_restart_never_loses_or_doubles_a_batch(
     landing = example_project / "target" / "landing" / "orders"
     files = generate_files(SEED, FILES)
 
+    quarantined = set()  # (position, raw, reason): the quarantine's oracle
+    for number, events in enumerate(files):
+        for index, (raw, reason) in enumerate(malformed_lines(number)):
+            position = f"target/landing/orders/{number:03d}.json:{len(events) + index + 1}"
+            quarantined.add((position, raw, reason))
+
     def produce() -> None:
         for number, events in enumerate(files):
-            land_events(landing, f"{number:03d}.json", [e.json() for e in events])
+            bad = [raw for raw, _ in malformed_lines(number)]
+            land_events(landing, f"{number:03d}.json", [e.json() for e in events] + bad)
             time.sleep(1.2)
 
     producer = threading.Thread(target=produce, daemon=True)
@@ -163,6 +195,29 @@ def test_sigkill_and_restart_never_loses_or_doubles_a_batch(
     assert drain.returncode == 0, drain.stdout + drain.stderr
 
     warehouse = example_project / "target" / "local" / "warehouse"
+    per_model = assert_tables_match_oracle(spark, warehouse, files)
+    quarantine = spark.read.format("delta").load(str(warehouse / "_quarantine" / "orders_merge"))
+    rows = [(r["position"], r["raw"], r["reason"]) for r in quarantine.collect()]
+    assert len(rows) == len(quarantined) and set(rows) == quarantined  # each exactly once
+    log = spark.read.format("delta").load(str(warehouse / "_runner" / "event_log"))
+    quarantined_logged = log.where("model = 'orders_merge'").agg({"quarantined": "sum"})
+    assert quarantined_logged.collect()[0][0] == len(quarantined)
+    # one event-log row per batch, none twice
+    assert per_model["orders_merge"] == list(range(FILES // 2))
+    assert per_model["customer_totals"] == list(range(len(per_model["customer_totals"])))
+    between = [k for k in kills if "between statements" in k and "batch[0]" in k]
+    with capsys.disabled():
+        print(f"\n{len(kills)} SIGKILLs ({len(between)} between two statements of a batch):")
+        for line in kills:
+            print("  " + line)
+    assert len(kills) >= 5 and len(between) >= 2
+
+
+def assert_tables_match_oracle(
+    spark: SparkSession, warehouse: Path, files: list[list[Event]]
+) -> dict[str, list[int]]:
+    """Both tables of the example equal the oracle of ``files``, and no batch has two
+    event-log rows. Returns each model's batch ids from the event log."""
     expected = oracle(files)
     assert table_rows(spark, warehouse / "silver" / "orders", "order_id") == sorted(
         (e.order_id, e.customer_id, "open", e.amount.quantize(Decimal("0.01")),
@@ -182,15 +237,9 @@ def test_sigkill_and_restart_never_loses_or_doubles_a_batch(
         model: sorted(r["batch_id"] for r in log.where(f"model = '{model}'").collect())
         for model in ("orders_merge", "customer_totals")
     }
-    # one event-log row per batch, none twice
-    assert per_model["orders_merge"] == list(range(FILES // 2))
-    assert per_model["customer_totals"] == list(range(len(per_model["customer_totals"])))
-    between = [k for k in kills if "between statements" in k and "batch[0]" in k]
-    with capsys.disabled():
-        print(f"\n{len(kills)} SIGKILLs ({len(between)} between two statements of a batch):")
-        for line in kills:
-            print("  " + line)
-    assert len(kills) >= 5 and len(between) >= 2
+    for model, batches in per_model.items():
+        assert len(batches) == len(set(batches)), f"{model}: a batch logged twice: {batches}"
+    return per_model
 
 
 def table_rows(spark: SparkSession, location: Path, order_by: str) -> list[tuple]:

@@ -23,11 +23,13 @@ def test_every_option_has_help_with_an_example(command: str) -> None:
     import typer.main
 
     click_command = typer.main.get_command(app).commands[command]  # type: ignore[attr-defined]
-    assert "Example" in (click_command.help or ""), f"{command}: its help needs an example"
-    for param in click_command.params:
-        if param.name in ("help", "debug"):
-            continue
-        assert "Example" in (getattr(param, "help", "") or ""), f"{command} --{param.name}"
+    subcommands = getattr(click_command, "commands", {})  # a group such as `runner docs`
+    for name, cmd in [(command, click_command), *subcommands.items()]:
+        assert "Example" in (cmd.help or ""), f"{name}: its help needs an example"
+        for param in cmd.params:
+            if param.name in ("help", "debug"):
+                continue
+            assert "Example" in (getattr(param, "help", "") or ""), f"{name} --{param.name}"
 
 
 def test_jinja_error_is_reported_with_file_and_line_before_spark(project_factory) -> None:
@@ -35,7 +37,7 @@ def test_jinja_error_is_reported_with_file_and_line_before_spark(project_factory
         {"bad": "{{ config(stream='orders', target='s.t') }}\nSELECT {{ oops }};\n"}
     )
     result = runner.invoke(app, ["run", "--model", "bad", "--project-dir", str(root)])
-    assert result.exit_code == 1
+    assert result.exit_code == 2  # found before Spark runs
     assert f"{root / 'models' / 'bad.sql'}:2: undefined name in template" in result.stderr
     assert "Traceback" not in result.stderr
 
@@ -48,7 +50,7 @@ def test_a_bad_model_stops_the_command_before_pyspark_is_imported(project_factor
         "try:\n"
         f"    app(['run', '--model', 'bad', '--project-dir', {str(root)!r}])\n"
         "except SystemExit as exit:\n"
-        "    assert exit.code == 1, exit.code\n"
+        "    assert exit.code == 2, exit.code\n"
         "assert 'pyspark' not in sys.modules, 'pyspark was imported'\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
@@ -61,3 +63,17 @@ def test_unknown_model_exits_2_and_lists_models(example_project) -> None:
     assert result.exit_code == 2
     assert "no model named 'nope'" in result.stderr
     assert "orders_merge" in result.stderr
+
+
+def test_error_messages_keep_their_brackets(capsys) -> None:
+    """Messages quote SQL: rich markup must not eat ``[idx]`` or ``[bold]`` out of them."""
+    import typer
+
+    from runner.cli.errors import reported_errors
+    from runner.errors import ModelSqlError
+
+    sql = "SELECT s.items[idx], '[bold]' FROM batch"
+    with pytest.raises(typer.Exit) as exit_info, reported_errors():
+        raise ModelSqlError(f"Spark rejected batch[0]: {sql}", file=None, line=None)
+    assert exit_info.value.exit_code == 1
+    assert sql in capsys.readouterr().err
