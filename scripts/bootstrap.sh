@@ -13,6 +13,16 @@ for tool in python3 java mvn; do
   fi
 done
 
+# Debian's chromium renders the docs site in tests/browser (driven by Playwright, which then
+# never downloads a browser of its own). Installed once, when missing.
+if [ ! -x /usr/bin/chromium ]; then
+  echo "==> installing chromium (apt-get) for the docs-site browser test"
+  sudo_cmd=""
+  if [ "$(id -u)" -ne 0 ]; then sudo_cmd="sudo"; fi
+  $sudo_cmd apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq chromium >/dev/null
+fi
+
 if [ ! -x .venv/bin/python ]; then
   echo "==> creating .venv"
   python3 -m venv .venv

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import typer
 
+from runner.cli.cluster import cluster_app
 from runner.cli.compile import compile_models
+from runner.cli.docs import docs_app
 from runner.cli.history import history
 from runner.cli.lint import lint
 from runner.cli.seed import seed
@@ -27,6 +29,8 @@ app.command("compile")(compile_models)
 app.command()(lint)
 app.command()(seed)
 app.command("test")(run_tests)
+app.add_typer(cluster_app, name="cluster")
+app.add_typer(docs_app, name="docs")
 
 
 def main() -> None:

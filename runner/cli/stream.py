@@ -2,20 +2,26 @@
 
 from __future__ import annotations
 
+import json
 import signal
 import threading
+from contextlib import nullcontext
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
+from rich.markup import escape
 
-from runner.cli.errors import reported_errors
+from runner.checkpoint_lock import CheckpointLocks
+from runner.cli.errors import reported_errors, while_running
+from runner.cli.live import LiveBoard, live_view
 from runner.cli.options import Debug, ProjectDir, Select, Target, Vars
 from runner.cli.progress import console, print_batch, print_statement
-from runner.config import TriggerSpec
-from runner.errors import ConfigError
-from runner.project import load, parse_vars
+from runner.config import ModelSpec, TriggerSpec
+from runner.errors import ConfigError, RunnerError
+from runner.project import Project, load, parse_vars
 from runner.selection import select_models
+from runner.stream_columns import new_unmapped_columns
 
 Models = Annotated[
     list[str] | None,
@@ -58,7 +64,7 @@ def stream(
 
     Example: runner stream --model orders_merge
     """
-    _run([*(model or []), *(select or [])], project_dir, target, vars, full_refresh, verbose, debug)
+    _run(model or [], select or [], project_dir, target, vars, full_refresh, verbose, debug)
 
 
 def run(
@@ -78,7 +84,8 @@ def run(
     Example: runner run --model orders_merge
     """
     _run(
-        [*(model or []), *(select or [])],
+        model or [],
+        select or [],
         project_dir,
         target,
         vars,
@@ -90,6 +97,7 @@ def run(
 
 
 def _run(
+    model_names: list[str],
     selectors: list[str],
     project_dir: Path,
     target: str | None,
@@ -100,51 +108,96 @@ def _run(
     trigger: TriggerSpec | None = None,
 ) -> None:
     with reported_errors(debug):
-        if not selectors:
+        if not model_names and not selectors:
             raise ConfigError(
                 "name the models to run", hint="for example: --model orders_merge or --select tag:x"
             )
         project = load(project_dir, target, parse_vars(vars_text))
-        names = select_models(project, selectors)
+        names = select_models(project, selectors, models=model_names)
         models = [project.models[name] for name in names]
         for warning in project.warnings:
-            console.print(f"[yellow]warning:[/] {warning}")
+            console.print(f"[yellow]warning:[/] {escape(str(warning))}")
 
-        from runner.spark.pipeline import session_for, stream_models  # starts no JVM yet
-        from runner.spark.query import Callbacks
+        # one run per checkpoint: the OS releases the locks when this process ends, however
+        with CheckpointLocks() as locks:
+            for model in models:
+                locks.acquire(project.target.checkpoint_root, model.name)
+                unmapped = new_unmapped_columns(project, model)
+                if unmapped:
+                    console.print(f"[yellow]warning:[/] {escape(unmapped)}")
+            with while_running():
+                _run_models(project, models, full_refresh, verbose, trigger)
+
+
+def _run_models(
+    project: Project,
+    models: list[ModelSpec],
+    full_refresh: bool,
+    verbose: bool,
+    trigger: TriggerSpec | None,
+) -> None:
+    from runner.spark.pipeline import session_for, stream_models  # starts no JVM yet
+    from runner.spark.query import Callbacks
+
+    for model in models:
+        console.print(
+            f"[bold]{model.name}[/]: {model.config.stream} -> {model.target_table} "
+            f"(target {project.target.name}, {project.target.shown})"
+        )
+    spark = session_for(project, models)
+    if full_refresh:
+        from runner.spark.targets import reset_model
 
         for model in models:
-            console.print(
-                f"[bold]{model.name}[/]: {model.config.stream} -> {model.target_table} "
-                f"(target {project.target.name}, {project.target.master})"
-            )
-        spark = session_for(project, models)
-        if full_refresh:
-            from runner.spark.targets import reset_model
+            for removed in reset_model(spark, project, model):
+                console.print(f"full refresh: removed {removed}")
+    stop = threading.Event()
 
-            for model in models:
-                for removed in reset_model(spark, project, model):
-                    console.print(f"full refresh: removed {removed}")
-        stop = threading.Event()
+    def request_stop(signum: int, _frame: object) -> None:
+        if not stop.is_set():
+            console.print(f"{signal.Signals(signum).name}: stopping after the batch in flight...")
+        stop.set()
 
-        def request_stop(signum: int, _frame: object) -> None:
-            if not stop.is_set():
-                console.print(
-                    f"{signal.Signals(signum).name}: stopping after the batch in flight..."
+    # Installed after the session exists: pyspark's own SIGINT handler cancels jobs mid-batch.
+    signals = (signal.SIGINT, signal.SIGTERM)
+    previous = {sig: signal.signal(sig, request_stop) for sig in signals}
+    # `stream` in a terminal redraws a table per model; `run` and pipes print lines.
+    board = LiveBoard(project, models)
+    shown = trigger is None and console.is_terminal
+    callbacks = Callbacks(
+        on_batch=board.on_batch if shown else print_batch,
+        on_statement=print_statement if verbose else None,
+    )
+
+    def progress_of_queries() -> list[tuple[str, dict[str, Any] | None, bool]]:
+        return [(q.name, progress_dict(q.lastProgress), q.isActive) for q in spark.streams.active]
+
+    try:
+        with live_view(console, board, progress_of_queries) if shown else nullcontext():
+            try:
+                stopped = stream_models(
+                    project, models, trigger=trigger, callbacks=callbacks, stop=stop, spark=spark
                 )
-            stop.set()
+            except RunnerError as exc:
+                board.record_error(_model_of(exc, models), exc.message)
+                raise
+            finally:
+                board.finish()
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    console.print("stopped cleanly." if stopped else "done: no more input.")
 
-        # Installed after the session exists: pyspark's own SIGINT handler cancels jobs mid-batch.
-        signals = (signal.SIGINT, signal.SIGTERM)
-        previous = {sig: signal.signal(sig, request_stop) for sig in signals}
-        callbacks = Callbacks(
-            on_batch=print_batch, on_statement=print_statement if verbose else None
-        )
-        try:
-            stopped = stream_models(
-                project, models, trigger=trigger, callbacks=callbacks, stop=stop, spark=spark
-            )
-        finally:
-            for sig, handler in previous.items():
-                signal.signal(sig, handler)
-        console.print("stopped cleanly." if stopped else "done: no more input.")
+
+def _model_of(error: RunnerError, models: list[ModelSpec]) -> str | None:
+    """The model an error is about (by its file), or None when it names none."""
+    return next((m.name for m in models if error.file == m.file), None)
+
+
+def progress_dict(progress: Any) -> dict[str, Any] | None:
+    """A query's lastProgress as a plain dict (pyspark returns a progress object or a dict)."""
+    if progress is None:
+        return None
+    if hasattr(progress, "json"):  # StreamingQueryProgress: nested parts are objects too
+        return json.loads(progress.json)
+    return dict(progress)

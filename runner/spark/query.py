@@ -9,7 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from pyspark.errors import StreamingQueryException
-from pyspark.sql import SparkSession
+from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.streaming import StreamingQuery
 
 from runner.config import ModelSpec, TriggerSpec
@@ -17,6 +17,7 @@ from runner.errors import RunnerError
 from runner.project import Project
 from runner.spark.batch import BatchExecutor, BatchReport
 from runner.spark.eventlog import ensure_event_log
+from runner.spark.remote_batches import EventLogProgress, RemoteBatch, query_session
 from runner.spark.sources import read_stream, trigger_kwargs
 from runner.spark.statements import StatementResult
 from runner.spark.targets import ensure_target
@@ -32,7 +33,24 @@ class StreamFailed(RunnerError):
 class RunningModel:
     model: ModelSpec
     query: StreamingQuery
-    executor: BatchExecutor
+    executor: BatchExecutor  # runs the batches locally; over Connect a RemoteBatch does
+    progress: EventLogProgress | None = None  # over Connect: batches read from the event log
+    callbacks: Callbacks | None = None
+
+    def report_progress(self, *, final: bool = False) -> None:
+        """Over Connect, call the callbacks for the batches the server finished since the last
+        call (the statements' source lines are not in the event log: they show as 0)."""
+        if self.progress is None or self.callbacks is None:
+            return
+        on_batch, on_statement = self.callbacks.on_batch, self.callbacks.on_statement
+        if on_batch is None and on_statement is None:
+            return
+        for report in self.progress.new_batches(self.query, final=final):
+            for result in report.statements:
+                if on_statement is not None:
+                    on_statement(report.model, report.batch_id, result)
+            if on_batch is not None:
+                on_batch(report)
 
     def request_stop(self) -> None:
         """Stop after the batch in flight: a batch that would start later does no work (it is
@@ -97,15 +115,23 @@ def start_model(
         ref_location = project.target.table_location(upstream.target_table)
     checkpoint = project.target.checkpoint_for(model.name)
     executor = BatchExecutor(project, model, checkpoint, callbacks.on_batch, callbacks.on_statement)
+    function: Callable[[DataFrame, int], None] = executor
+    progress = None
+    if project.target.kind == "connect":
+        function = RemoteBatch(
+            project.root, project.target.name, project.vars, model.name, checkpoint
+        )
+        progress = EventLogProgress(spark, project.target, model.name)
+    session = query_session(spark, project.target)
     query = (
-        read_stream(spark, stream, ref_location)
+        read_stream(session, stream, ref_location)
         .writeStream.queryName(model.name)
         .option("checkpointLocation", str(checkpoint))
-        .foreachBatch(executor)
+        .foreachBatch(function)
         .trigger(**trigger_kwargs(trigger or stream.trigger, stream))
         .start()
     )
-    return RunningModel(model, query, executor)
+    return RunningModel(model, query, executor, progress, callbacks)
 
 
 def wait_for_all(running: list[RunningModel], stop: threading.Event | None = None) -> bool:
@@ -126,10 +152,14 @@ def wait_for_all(running: list[RunningModel], stop: threading.Event | None = Non
                 if r is not failed and r.query.isActive:
                     r.request_stop()
             break
+        for r in running:
+            r.report_progress()
         active = next(r for r in running if r.query.isActive)
         # a failure is noticed on the next turn and reported from the executor's typed error
         with contextlib.suppress(StreamingQueryException):
-            active.query.awaitTermination(0.5)
+            active.query.awaitTermination(0.5)  # type: ignore[arg-type]  # seconds; a float works
+    for r in running:
+        r.report_progress(final=True)
     for r in running:
         error = r.error()
         if error is not None:

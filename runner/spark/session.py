@@ -5,14 +5,21 @@ from __future__ import annotations
 import logging
 import os
 import sys
+import threading
 from pathlib import Path
 
 from pyspark.sql import SparkSession
 
 from runner.config import TargetSpec
+from runner.errors import ConfigError
 from runner.spark.jars import delta_coordinates, resolve_jars
+from runner.target_address import TargetUnreachable, check_reachable, unreachable_message
 
 LOG_CONFIG = Path(__file__).resolve().parent / "log4j2.properties"
+
+# Settings a Spark Connect client may set on its session (the rest are the server's).
+CONNECT_SESSION_DEFAULTS = ("spark.sql.shuffle.partitions", "spark.sql.session.timeZone")
+CONNECT_TIMEOUT_SECONDS = 10
 
 # Quiet, small defaults for one machine; project.yml's spark_conf overrides any of them.
 DEFAULT_CONF = {
@@ -41,9 +48,16 @@ def session_conf(target: TargetSpec, extra_jars: list[str] | None = None) -> dic
 def build_session(
     target: TargetSpec, app_name: str = "runner", extra_jars: list[str] | None = None
 ) -> SparkSession:
-    """Start (or join) the SparkSession for ``target``."""
+    """Start (or join) the SparkSession for ``target``: in this process for local[*], as the
+    driver of a standalone cluster for spark://, as a thin client of a Connect server for sc://.
+    A cluster address that does not answer fails in seconds, before a JVM starts."""
+    address = target.address
+    if address is not None:
+        check_reachable(target.name, address)
+    if target.remote:
+        return connect_session(target)
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    if target.master.startswith("local"):
+    if target.kind == "local" or (address is not None and address.host in LOOPBACK):
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")  # no loopback-hostname warning
     builder = SparkSession.builder.master(target.master).appName(app_name)
     for key, value in session_conf(target, extra_jars).items():
@@ -54,3 +68,51 @@ def build_session(
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     return spark
+
+
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+
+def connect_session(target: TargetSpec) -> SparkSession:
+    """A new Spark Connect session on ``target.remote``. The server holds Delta's extension
+    and jars (``runner cluster start --connect``); the client sets only session settings.
+
+    The Connect client retries an unanswered call for minutes; the first one runs here under
+    a deadline so that a port that is open but no Connect server fails in seconds."""
+    address, remote = target.address, target.remote
+    assert remote is not None and address is not None
+    outcome: dict[str, object] = {}
+
+    def open_session() -> None:
+        try:
+            spark = SparkSession.builder.remote(remote).create()
+            spark.conf.set("spark.sql.session.timeZone", DEFAULT_CONF["spark.sql.session.timeZone"])
+            outcome["spark"] = spark
+        except Exception as exc:  # grpc / Connect errors: not a working Connect server
+            outcome["error"] = exc
+
+    opener = threading.Thread(target=open_session, daemon=True, name="connect-open")
+    opener.start()
+    opener.join(CONNECT_TIMEOUT_SECONDS)
+    if "spark" not in outcome:
+        error = outcome.get("error")
+        reason = (
+            first_line_of(error) if error else f"no Connect answer in {CONNECT_TIMEOUT_SECONDS} s"
+        )
+        raise TargetUnreachable(unreachable_message(target.name, address, reason))
+    spark: SparkSession = outcome["spark"]  # type: ignore[assignment]  # the Connect class
+    conf = {k: DEFAULT_CONF[k] for k in CONNECT_SESSION_DEFAULTS} | dict(target.spark_conf)
+    for key, value in conf.items():
+        try:
+            spark.conf.set(key, value)
+        except Exception as exc:
+            raise ConfigError(
+                f"target '{target.name}': spark_conf {key} cannot be set from a Spark Connect "
+                f"client ({first_line_of(exc)}); set it where the Connect server starts",
+            ) from None
+    return spark
+
+
+def first_line_of(error: object) -> str:
+    text = str(error).strip()
+    return (text.splitlines()[0] if text else type(error).__name__)[:200]

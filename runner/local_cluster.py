@@ -1,0 +1,281 @@
+"""A Spark standalone cluster and a Spark Connect server on this machine, from nothing but the
+installed pyspark (its ``bin/spark-class`` and ``bin/spark-submit``) and the Delta jars the
+set-up already resolved. Everything binds to 127.0.0.1.
+
+One directory (``target/cluster`` by default) holds all of it::
+
+    cluster.json         the addresses: master spark://127.0.0.1:P, connect sc://127.0.0.1:Q
+    master.pid / .log    the standalone master
+    worker-N.pid / .log  its workers (each starts executors as separate JVMs)
+    connect.pid / .log   the Spark Connect server (Delta extension, Delta jars, local[2])
+    work/                the workers' scratch space (executor logs)
+
+``runner cluster start|stop|status`` drive it. Importing this module does not import pyspark.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import partial
+from pathlib import Path
+from typing import Literal
+
+from runner.errors import RunnerError
+from runner.processes import accepts_connections, alive, die_with_parent, free_port, terminate
+
+Role = Literal["master", "worker", "connect"]
+START_TIMEOUT_SECONDS = 120.0
+STOP_TIMEOUT_SECONDS = 20.0
+WORKER_READY = "Successfully registered with master"
+CONNECT_SERVER_CLASS = "org.apache.spark.sql.connect.service.SparkConnectServer"
+# Daemons on a shared small machine: small heaps.
+DAEMON_MEMORY = "512m"
+
+
+class ClusterError(RunnerError):
+    """A cluster process did not start, or the cluster is in a state the command cannot use."""
+
+
+def spark_home() -> Path:
+    """The installed pyspark package: it is a complete Spark distribution (bin/, jars/)."""
+    spec = importlib.util.find_spec("pyspark")
+    if spec is None or spec.origin is None:
+        raise ClusterError("pyspark is not installed", hint="run the README's set-up command")
+    return Path(spec.origin).parent
+
+
+@dataclass
+class LocalCluster:
+    """The cluster living in ``directory``; its addresses are read back from cluster.json."""
+
+    directory: Path
+    addresses: dict[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.directory = self.directory.resolve()
+        if self.state_file.exists():
+            self.addresses = json.loads(self.state_file.read_text())
+
+    @property
+    def state_file(self) -> Path:
+        return self.directory / "cluster.json"
+
+    @property
+    def master_url(self) -> str | None:
+        return self.addresses.get("master")
+
+    @property
+    def connect_url(self) -> str | None:
+        return self.addresses.get("connect")
+
+    # -- start ---------------------------------------------------------------------------
+
+    def start(
+        self,
+        workers: int = 1,
+        worker_cores: int = 2,
+        worker_memory: str = "2g",
+        master_port: int = 0,
+        connect: bool = True,
+        connect_port: int = 0,
+        connect_master: str = "local[2]",
+    ) -> None:
+        """Start a master and ``workers`` workers, then (``connect``) a Connect server.
+        Port 0: a free one. Anything already running here is an error."""
+        running = [name for name, pid in self.pids().items() if pid is not None]
+        if running:
+            raise ClusterError(
+                f"a cluster already runs in {self.directory} ({', '.join(running)})",
+                hint="`runner cluster status` shows it; `runner cluster stop` stops it",
+            )
+        self.directory.mkdir(parents=True, exist_ok=True)
+        port = master_port or free_port()
+        master = f"spark://127.0.0.1:{port}"
+        self.addresses = {"master": master}
+        try:
+            self._launch(
+                "master",
+                "master",
+                [
+                    str(spark_home() / "bin" / "spark-class"),
+                    "org.apache.spark.deploy.master.Master",
+                    "--host", "127.0.0.1", "--port", str(port), "--webui-port", "0",
+                ],
+                ready=lambda: accepts_connections(port),
+            )  # fmt: skip
+            for number in range(1, workers + 1):
+                name = f"worker-{number}"
+                self._launch(
+                    name,
+                    "worker",
+                    [
+                        str(spark_home() / "bin" / "spark-class"),
+                        "org.apache.spark.deploy.worker.Worker",
+                        "--host", "127.0.0.1", "--webui-port", "0",
+                        "--cores", str(worker_cores), "--memory", worker_memory,
+                        "--work-dir", str(self.directory / "work"),
+                        master,
+                    ],
+                    ready=partial(self._logged, name, WORKER_READY),
+                )  # fmt: skip
+            if connect:
+                self.start_connect(connect_port, connect_master)
+        except BaseException:
+            self.stop()
+            raise
+        self._save()
+
+    def start_connect(self, port: int = 0, master: str = "local[2]") -> str:
+        """Start (or restart, on the same port when given) the Spark Connect server."""
+        from runner.spark.jars import delta_coordinates, resolve_jars
+        from runner.spark.session import DEFAULT_CONF
+
+        port = port or free_port()
+        jars = ",".join(str(p) for p in resolve_jars(delta_coordinates()))
+        conf = {
+            key: DEFAULT_CONF[key]
+            for key in (
+                "spark.sql.extensions",
+                "spark.sql.catalog.spark_catalog",
+                "spark.ui.enabled",
+                "spark.sql.session.timeZone",
+                "spark.sql.streaming.stopTimeout",
+                "spark.databricks.delta.snapshotPartitions",
+                "spark.driver.extraJavaOptions",
+            )
+        }
+        conf["spark.connect.grpc.binding.address"] = "127.0.0.1"
+        conf["spark.connect.grpc.binding.port"] = str(port)
+        conf["spark.sql.shuffle.partitions"] = "4"
+        # A foreachBatch worker is a Python process that connects back to the server: on a
+        # loaded machine its start can exceed the default 15 s, and the query never starts.
+        conf["spark.python.authenticate.socketTimeout"] = "180s"
+        command = [
+            str(spark_home() / "bin" / "spark-submit"),
+            "--class", CONNECT_SERVER_CLASS, "--master", master, "--name", "runner-connect",
+            "--driver-memory", "1g", "--jars", jars,
+        ]  # fmt: skip
+        for key, value in conf.items():
+            command += ["--conf", f"{key}={value}"]
+        self._launch("connect", "connect", command, ready=lambda: accepts_connections(port))
+        self.addresses["connect"] = f"sc://127.0.0.1:{port}"
+        self._save()
+        return self.addresses["connect"]
+
+    def _launch(self, name: str, role: Role, command: list[str], ready: Callable[[], bool]) -> None:
+        env = {
+            **os.environ,
+            "SPARK_HOME": str(spark_home()),
+            "SPARK_LOCAL_IP": "127.0.0.1",
+            "SPARK_DAEMON_MEMORY": DAEMON_MEMORY,
+            "PYSPARK_PYTHON": os.environ.get("PYSPARK_PYTHON", sys.executable),
+            "SPARK_LOG_DIR": str(self.directory),
+        }
+        with self.log_file(name).open("ab") as log:
+            process = subprocess.Popen(
+                command,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                cwd=self.directory,
+                env=env,
+                start_new_session=True,  # Ctrl-C in the terminal does not reach it
+                preexec_fn=die_with_parent if os.environ.get("RUNNER_CLUSTER_TIED") else None,
+            )
+        # spark-class ends in `exec java ...`: this pid is the JVM's.
+        self.pid_file(name).write_text(f"{process.pid}\n")
+        deadline = time.monotonic() + START_TIMEOUT_SECONDS
+        while time.monotonic() < deadline:
+            if process.poll() is not None:
+                self.pid_file(name).unlink(missing_ok=True)
+                raise ClusterError(
+                    f"the Spark {role} exited with code {process.returncode} while starting "
+                    f"(log: {self.log_file(name)})",
+                    detail=self.log_tail(name),
+                )
+            if ready():
+                return
+            time.sleep(0.25)
+        raise ClusterError(
+            f"the Spark {role} did not become ready within {START_TIMEOUT_SECONDS:.0f} s "
+            f"(log: {self.log_file(name)})",
+            detail=self.log_tail(name),
+        )
+
+    def _save(self) -> None:
+        self.state_file.write_text(json.dumps(self.addresses, indent=2) + "\n")
+
+    # -- stop, status ------------------------------------------------------------------------
+
+    def names(self) -> list[str]:
+        """Process names with a PID file, in start order: master, workers, connect."""
+        found = (
+            sorted(p.stem for p in self.directory.glob("*.pid")) if self.directory.exists() else []
+        )
+        order = {"master": 0, "connect": 2}
+        return sorted(found, key=lambda n: (order.get(n, 1), n))
+
+    def pids(self) -> dict[str, int | None]:
+        """Each process's PID, or None when its PID file names a process that is gone."""
+        result: dict[str, int | None] = {}
+        for name in self.names():
+            try:
+                pid = int(self.pid_file(name).read_text().strip())
+            except (FileNotFoundError, ValueError):
+                pid = None
+            result[name] = pid if pid is not None and alive(pid) else None
+        return result
+
+    def stop(self, only: str | None = None) -> list[str]:
+        """Stop every process (or just ``only``), newest first, SIGTERM then SIGKILL.
+        Returns what it stopped, e.g. ['connect (pid 123)', ...]."""
+        stopped = []
+        for name, pid in reversed(list(self.pids().items())):
+            if only is not None and name != only:
+                continue
+            if pid is not None:
+                terminate(pid, STOP_TIMEOUT_SECONDS)
+                stopped.append(f"{name} (pid {pid})")
+            self.pid_file(name).unlink(missing_ok=True)
+        if only is None:
+            self.state_file.unlink(missing_ok=True)
+            self.addresses = {}
+        return stopped
+
+    def status(self) -> list[str]:
+        """One line per process: name, running or stopped, pid, address."""
+        lines = []
+        for name, pid in self.pids().items():
+            address = ""
+            if name in ("master", "connect"):
+                address = f" {self.addresses.get(name, '')}"
+            state = f"running, pid {pid}" if pid is not None else "stopped"
+            lines.append(f"{name:<9} {state}{address} (log: {self.log_file(name)})")
+        return lines
+
+    # -- files -------------------------------------------------------------------------------
+
+    def pid_file(self, name: str) -> Path:
+        return self.directory / f"{name}.pid"
+
+    def log_file(self, name: str) -> Path:
+        return self.directory / f"{name}.log"
+
+    def _logged(self, name: str, text: str) -> bool:
+        return text in self._log_text(name)
+
+    def _log_text(self, name: str) -> str:
+        path = self.log_file(name)
+        return path.read_text(errors="replace") if path.exists() else ""
+
+    def log_tail(self, name: str, lines: int = 15) -> str:
+        text = self._log_text(name).splitlines()
+        errors = [line for line in text if " ERROR " in line or "Exception" in line][:8]
+        return "\n".join([*errors, "last lines of the log:", *text[-lines:]])

@@ -1,0 +1,116 @@
+"""foreachBatch over Spark Connect: the batch function runs in a Python worker on the server.
+
+What changes from a local run, and how the runner handles it:
+
+- The function is pickled and sent to the server. A loaded Project (its Jinja environment) does
+  not pickle, so ``RemoteBatch`` carries only the project's directory, target and vars, and the
+  worker loads the project once (the directory must be readable by the server at that path).
+- ``batch_df.sparkSession`` in the worker is the session that *started* the query, not a child
+  session per query as in local mode. Each model's query is therefore started from its own
+  server-side session (``query_session``): temp views (``orders_merge__batch``, a model's own
+  views) and the per-statement Delta idempotency settings (``txnAppId`` / ``txnVersion``) of
+  one model can never be seen by another model's MERGE.
+- Nothing the worker does calls back into the client: no progress callbacks, no typed error.
+  The client learns each batch from the event log, which run_batch writes in every batch
+  (``EventLogProgress``), and a failure from the query's exception.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pyspark.sql import DataFrame, Row, SparkSession
+from pyspark.sql.streaming import StreamingQuery
+
+from runner.compile import CompiledStatement
+from runner.config import TargetSpec
+from runner.spark.batch import BatchExecutor, BatchReport
+from runner.spark.eventlog import event_log_location
+from runner.spark.statements import StatementResult
+
+
+def query_session(spark: SparkSession, target: TargetSpec) -> SparkSession:
+    """The session a model's query starts from: a server-side clone of ``spark`` over Spark
+    Connect (own confs, own temp views), ``spark`` itself otherwise (foreachBatch already gets
+    a child session per query there)."""
+    if target.kind != "connect":
+        return spark
+    return spark.cloneSession()  # type: ignore[attr-defined]  # Connect's SparkSession
+
+
+@dataclass
+class RemoteBatch:
+    """The foreachBatch function sent to a Spark Connect server for one model."""
+
+    root: Path
+    target: str
+    vars: dict[str, Any]
+    model: str
+    checkpoint: Path
+    _executor: BatchExecutor | None = None  # built in the worker, on the first batch
+
+    def __call__(self, batch_df: DataFrame, batch_id: int) -> None:
+        if self._executor is None:
+            from runner.project import load
+
+            project = load(self.root, self.target, self.vars)
+            self._executor = BatchExecutor(project, project.models[self.model], self.checkpoint)
+        self._executor(batch_df, batch_id)
+
+
+class EventLogProgress:
+    """The batches a remote query finished, read back from the event log."""
+
+    def __init__(self, spark: SparkSession, target: TargetSpec, model: str) -> None:
+        self.spark = spark
+        self.location = event_log_location(target)
+        self.model = model
+        self.last_batch: int | None = None
+        self._seen_progress: int | None = None
+
+    def new_batches(self, query: StreamingQuery, *, final: bool = False) -> list[BatchReport]:
+        """Reports of batches newer than the last one returned. Reads the event log only when
+        the query reported a new batch (or ``final``)."""
+        progress = query.lastProgress if query.isActive else None
+        batch = progress["batchId"] if progress else None
+        if not final and (batch is None or batch == self._seen_progress):
+            return []
+        self._seen_progress = batch
+        after = -1 if self.last_batch is None else self.last_batch
+        rows = (
+            self.spark.read.format("delta")
+            .load(str(self.location))
+            .where(f"model = '{self.model}' AND query_id = '{query.id}' AND batch_id > {after}")
+            .orderBy("batch_id")
+            .collect()
+        )
+        reports = [report_from_row(row) for row in rows]
+        if reports:
+            self.last_batch = reports[-1].batch_id
+        return reports
+
+
+def report_from_row(row: Row) -> BatchReport:
+    """A BatchReport rebuilt from its event-log row (what progress output needs)."""
+    report = BatchReport(
+        row["model"],
+        row["batch_id"],
+        started_at=row["started_at"],
+        seconds=row["seconds"],
+        input_rows=row["input_rows"],
+        quarantined=row["quarantined"] or 0,
+    )
+    for item in row["statements"] or []:
+        phase, _, index = item["label"].partition("[")
+        statement = CompiledStatement(phase, int(index.rstrip("]")), item["keyword"], Path(), 0)
+        metrics = {
+            f"num_{name}_rows": item[name]
+            for name in ("inserted", "updated", "deleted")
+            if item[name] is not None
+        }
+        report.statements.append(
+            StatementResult(statement, item["seconds"], metrics=metrics, skipped=item["skipped"])
+        )
+    return report
