@@ -12,7 +12,7 @@ from runner.project import Project
 from runner.spark.batch import BatchReport
 from runner.spark.jars import pyspark_version
 from runner.spark.kafka_source import connector_coordinates
-from runner.spark.query import NO_CALLBACKS, Callbacks, start_model, wait_for_all
+from runner.spark.query import NO_CALLBACKS, Callbacks, RunningModel, start_model, wait_for_all
 from runner.spark.session import build_session
 
 
@@ -52,18 +52,23 @@ def stream_models(
     spark = spark or session_for(project)
     stop = stop or threading.Event()
     drain = (trigger.kind if trigger else None) == "available_now"
-    if drain:
+    running: list[RunningModel] = []
+    try:
+        if drain:
+            for model in models:
+                if stop.is_set():
+                    return True
+                one = start_model(spark, project, model, trigger=trigger, callbacks=callbacks)
+                running.append(one)
+                if wait_for_all([one], stop):
+                    return True
+            return False
         for model in models:
-            if stop.is_set():
-                return True
-            one = start_model(spark, project, model, trigger=trigger, callbacks=callbacks)
-            if wait_for_all([one], stop):
-                return True
-        return False
-    running = [
-        start_model(spark, project, model, trigger=trigger, callbacks=callbacks) for model in models
-    ]
-    return wait_for_all(running, stop)
+            running.append(start_model(spark, project, model, trigger=trigger, callbacks=callbacks))
+        return wait_for_all(running, stop)
+    finally:
+        for one in running:
+            one.release()
 
 
 def stream_model(

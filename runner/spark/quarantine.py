@@ -83,7 +83,8 @@ def quarantine_transaction(
 def ensure_quarantine_table(session: SparkSession, model_name: str, warehouse: Path) -> Path:
     """Create (or register) the model's quarantine table; once per Spark application."""
     location = quarantine_location(warehouse, model_name)
-    key = (session.sparkContext.applicationId, str(location))
+    # spark.app.id, not sparkContext: a batch over Spark Connect has no SparkContext
+    key = (session.conf.get("spark.app.id") or "", str(location))
     if key not in _registered:
         session.sql(f"CREATE SCHEMA IF NOT EXISTS {QUARANTINE_SCHEMA}")
         session.sql(

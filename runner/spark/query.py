@@ -17,7 +17,13 @@ from runner.errors import RunnerError
 from runner.project import Project
 from runner.spark.batch import BatchExecutor, BatchReport
 from runner.spark.eventlog import ensure_event_log
-from runner.spark.remote_batches import EventLogProgress, RemoteBatch, query_session
+from runner.spark.remote_batches import (
+    EventLogProgress,
+    RemoteBatch,
+    query_session,
+    remote_error,
+)
+from runner.spark.session import release_connect_session
 from runner.spark.sources import read_stream, trigger_kwargs
 from runner.spark.statements import StatementResult
 from runner.spark.targets import ensure_target
@@ -36,6 +42,7 @@ class RunningModel:
     executor: BatchExecutor  # runs the batches locally; over Connect a RemoteBatch does
     progress: EventLogProgress | None = None  # over Connect: batches read from the event log
     callbacks: Callbacks | None = None
+    own_session: SparkSession | None = None  # over Connect: the query's own server session
 
     def report_progress(self, *, final: bool = False) -> None:
         """Over Connect, call the callbacks for the batches the server finished since the last
@@ -79,10 +86,33 @@ class RunningModel:
         if failure is None:
             return None
         text = str(failure).strip()
-        message = text.splitlines()[0] if text else repr(failure)
+        error = remote_error(text)  # over Connect: the model's error, raised on the server
+        if error is not None:
+            return error
         return StreamFailed(
-            f"the stream of model '{self.model.name}' failed: {message}", file=self.model.file
+            f"the stream of model '{self.model.name}' failed: {failure_summary(text)}",
+            file=self.model.file,
         )
+
+    def release(self) -> None:
+        """Release the query's own server session (over Connect) once the query has ended."""
+        if self.own_session is not None and not self.query.isActive:
+            release_connect_session(self.own_session)
+            self.own_session = None
+
+
+def failure_summary(text: str) -> str:
+    """One line saying why a query failed. For an error inside a foreachBatch Python worker
+    (Spark Connect), Spark's first line ends in "Traceback (most recent call last):": the line
+    wanted is the exception's, the first unindented line after the traceback's last frame."""
+    lines = text.splitlines()
+    if not lines:
+        return "(no message)"
+    frames = [i for i, line in enumerate(lines) if line.startswith("  File ")]
+    if not frames:
+        return lines[0]
+    after = (line for line in lines[frames[-1] + 1 :] if line and not line[0].isspace())
+    return next(after, lines[0])
 
 
 @dataclass(frozen=True)
@@ -131,7 +161,8 @@ def start_model(
         .trigger(**trigger_kwargs(trigger or stream.trigger, stream))
         .start()
     )
-    return RunningModel(model, query, executor, progress, callbacks)
+    own = session if session is not spark else None
+    return RunningModel(model, query, executor, progress, callbacks, own)
 
 
 def wait_for_all(running: list[RunningModel], stop: threading.Event | None = None) -> bool:
@@ -141,23 +172,26 @@ def wait_for_all(running: list[RunningModel], stop: threading.Event | None = Non
     failure is raised: the model's own error (file, line, statement) when there is one.
     """
     stop = stop or threading.Event()
-    while any(r.query.isActive for r in running):
+    while True:
+        # one look at each query per turn (over Connect every look is a call to the server);
+        # a query may end right after it, which the next turn sees
+        active = [r for r in running if r.query.isActive]
+        if not active:
+            break
         if stop.is_set():
             for r in running:
                 r.request_stop()
             break
-        failed = next((r for r in running if not r.query.isActive and r.error()), None)
+        failed = next((r for r in running if r not in active and r.error()), None)
         if failed is not None:
-            for r in running:
-                if r is not failed and r.query.isActive:
-                    r.request_stop()
+            for r in active:
+                r.request_stop()
             break
         for r in running:
             r.report_progress()
-        active = next(r for r in running if r.query.isActive)
         # a failure is noticed on the next turn and reported from the executor's typed error
         with contextlib.suppress(StreamingQueryException):
-            active.query.awaitTermination(0.5)  # type: ignore[arg-type]  # seconds; a float works
+            active[0].query.awaitTermination(0.5)  # type: ignore[arg-type]  # seconds; a float works
     for r in running:
         r.report_progress(final=True)
     for r in running:

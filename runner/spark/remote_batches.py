@@ -10,13 +10,17 @@ What changes from a local run, and how the runner handles it:
   server-side session (``query_session``): temp views (``orders_merge__batch``, a model's own
   views) and the per-statement Delta idempotency settings (``txnAppId`` / ``txnVersion``) of
   one model can never be seen by another model's MERGE.
-- Nothing the worker does calls back into the client: no progress callbacks, no typed error.
-  The client learns each batch from the event log, which run_batch writes in every batch
-  (``EventLogProgress``), and a failure from the query's exception.
+- Nothing the worker does calls back into the client. The client learns each batch from the
+  event log, which run_batch writes in every batch (``EventLogProgress``), and a failure from
+  the query's exception: the worker raises the model's error (file, line, hint) as one line of
+  JSON (``RemoteBatchFailed``) that ``remote_error`` turns back into the same typed error.
+- Each model's server-side session is released when its query has ended
+  (``release_connect_session``), and the client's own at exit.
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,6 +30,7 @@ from pyspark.sql.streaming import StreamingQuery
 
 from runner.compile import CompiledStatement
 from runner.config import TargetSpec
+from runner.errors import RunnerError
 from runner.spark.batch import BatchExecutor, BatchReport
 from runner.spark.eventlog import event_log_location
 from runner.spark.statements import StatementResult
@@ -52,12 +57,66 @@ class RemoteBatch:
     _executor: BatchExecutor | None = None  # built in the worker, on the first batch
 
     def __call__(self, batch_df: DataFrame, batch_id: int) -> None:
-        if self._executor is None:
-            from runner.project import load
+        try:
+            if self._executor is None:
+                from runner.project import load
 
-            project = load(self.root, self.target, self.vars)
-            self._executor = BatchExecutor(project, project.models[self.model], self.checkpoint)
-        self._executor(batch_df, batch_id)
+                project = load(self.root, self.target, self.vars)
+                model = project.models[self.model]
+                self._executor = BatchExecutor(project, model, self.checkpoint)
+            self._executor(batch_df, batch_id)
+        except RunnerError as exc:
+            raise RemoteBatchFailed(exc) from None
+        except Exception:
+            failure = self._executor.failure if self._executor is not None else None
+            if failure is None:
+                raise
+            raise RemoteBatchFailed(failure) from None
+
+
+# What a worker's error looks like in the query's exception text: the last line of the
+# Python traceback is "runner.spark.remote_batches.RemoteBatchFailed: runner-error: {...}".
+REMOTE_ERROR_MARK = "runner-error: "
+
+
+class RemoteBatchFailed(Exception):
+    """A RunnerError raised in the server's batch worker, as one line the client can read."""
+
+    def __init__(self, error: RunnerError) -> None:
+        fields = {
+            "type": type(error).__name__,
+            "message": error.message,
+            "file": str(error.file) if error.file is not None else None,
+            "line": error.line,
+            "hint": error.hint,
+            "detail": error.detail,
+        }
+        super().__init__(REMOTE_ERROR_MARK + json.dumps(fields))
+
+
+def remote_error(text: str) -> RunnerError | None:
+    """The RunnerError a server's batch worker raised, rebuilt from a query's exception text;
+    None when the text carries none."""
+    start = text.rfind(REMOTE_ERROR_MARK)
+    if start < 0:
+        return None
+    line = text[start + len(REMOTE_ERROR_MARK) :].splitlines()[0]
+    try:
+        fields = json.loads(line)
+    except ValueError:
+        return None
+    kind = _error_types().get(fields.pop("type", ""), RunnerError)
+    return kind(fields.pop("message", ""), **fields)
+
+
+def _error_types() -> dict[str, type[RunnerError]]:
+    found: dict[str, type[RunnerError]] = {}
+    pending: list[type[RunnerError]] = [RunnerError]
+    while pending:
+        kind = pending.pop()
+        found[kind.__name__] = kind
+        pending.extend(kind.__subclasses__())
+    return found
 
 
 class EventLogProgress:

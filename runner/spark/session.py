@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import logging
 import os
 import sys
@@ -12,6 +14,7 @@ from pyspark.sql import SparkSession
 
 from runner.config import TargetSpec
 from runner.errors import ConfigError
+from runner.processes import with_extra_jvm_options
 from runner.spark.jars import delta_coordinates, resolve_jars
 from runner.target_address import TargetUnreachable, check_reachable, unreachable_message
 
@@ -42,6 +45,10 @@ def session_conf(target: TargetSpec, extra_jars: list[str] | None = None) -> dic
     conf = {**DEFAULT_CONF, "spark.sql.warehouse.dir": str(target.warehouse)}
     conf.update(target.spark_conf)
     conf["spark.jars"] = ",".join(filter(None, [conf.get("spark.jars", ""), *jars]))
+    for key in ("spark.driver.extraJavaOptions", "spark.executor.extraJavaOptions"):
+        options = with_extra_jvm_options(conf.get(key, ""))
+        if options:
+            conf[key] = options
     return conf
 
 
@@ -101,6 +108,9 @@ def connect_session(target: TargetSpec) -> SparkSession:
         )
         raise TargetUnreachable(unreachable_message(target.name, address, reason))
     spark: SparkSession = outcome["spark"]  # type: ignore[assignment]  # the Connect class
+    # Released while the interpreter still runs: a Connect session left to the garbage
+    # collector at exit can hang in gRPC's channel close, after the command has finished.
+    atexit.register(release_connect_session, spark)
     conf = {k: DEFAULT_CONF[k] for k in CONNECT_SESSION_DEFAULTS} | dict(target.spark_conf)
     for key, value in conf.items():
         try:
@@ -111,6 +121,22 @@ def connect_session(target: TargetSpec) -> SparkSession:
                 f"client ({first_line_of(exc)}); set it where the Connect server starts",
             ) from None
     return spark
+
+
+def release_connect_session(spark: SparkSession) -> None:
+    """End a Spark Connect session: the server drops it (its temp views, its confs) and the
+    client closes its channel. Best effort, like pyspark's own stop().
+
+    Through the client, not ``stop()``: a session from ``cloneSession()`` lacks attributes
+    that ``stop()`` reads (pyspark 4.2), so its channel would stay open until the garbage
+    collector closes it at exit, where gRPC's close can hang."""
+    client = spark.client
+    if client.is_closed:
+        return
+    with contextlib.suppress(Exception):
+        client.release_session()
+    with contextlib.suppress(Exception):
+        client.close()
 
 
 def first_line_of(error: object) -> str:
