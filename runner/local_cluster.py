@@ -28,11 +28,20 @@ from pathlib import Path
 from typing import Literal
 
 from runner.errors import RunnerError
-from runner.processes import accepts_connections, alive, die_with_parent, free_port, terminate
+from runner.processes import (
+    accepts_connections,
+    alive,
+    die_with_parent,
+    free_port,
+    terminate,
+    wait_port_free,
+    with_extra_jvm_options,
+)
 
 Role = Literal["master", "worker", "connect"]
 START_TIMEOUT_SECONDS = 120.0
 STOP_TIMEOUT_SECONDS = 20.0
+PORT_FREE_TIMEOUT_SECONDS = 15.0
 WORKER_READY = "Successfully registered with master"
 CONNECT_SERVER_CLASS = "org.apache.spark.sql.connect.service.SparkConnectServer"
 # Daemons on a shared small machine: small heaps.
@@ -109,6 +118,7 @@ class LocalCluster:
                     "--host", "127.0.0.1", "--port", str(port), "--webui-port", "0",
                 ],
                 ready=lambda: accepts_connections(port),
+                port=port,
             )  # fmt: skip
             for number in range(1, workers + 1):
                 name = f"worker-{number}"
@@ -151,6 +161,9 @@ class LocalCluster:
                 "spark.driver.extraJavaOptions",
             )
         }
+        conf["spark.driver.extraJavaOptions"] = with_extra_jvm_options(
+            conf["spark.driver.extraJavaOptions"]
+        )
         conf["spark.connect.grpc.binding.address"] = "127.0.0.1"
         conf["spark.connect.grpc.binding.port"] = str(port)
         conf["spark.sql.shuffle.partitions"] = "4"
@@ -164,17 +177,37 @@ class LocalCluster:
         ]  # fmt: skip
         for key, value in conf.items():
             command += ["--conf", f"{key}={value}"]
-        self._launch("connect", "connect", command, ready=lambda: accepts_connections(port))
+        self._launch(
+            "connect", "connect", command, ready=lambda: accepts_connections(port), port=port
+        )
         self.addresses["connect"] = f"sc://127.0.0.1:{port}"
         self._save()
         return self.addresses["connect"]
 
-    def _launch(self, name: str, role: Role, command: list[str], ready: Callable[[], bool]) -> None:
+    def _launch(
+        self,
+        name: str,
+        role: Role,
+        command: list[str],
+        ready: Callable[[], bool],
+        port: int | None = None,
+    ) -> None:
+        """Start ``command`` and wait until ``ready()``. With ``port``, the port must be free
+        first: a server killed a moment ago can still accept on it while it exits, and this
+        one would seem ready before it listens."""
+        if port is not None and not wait_port_free(port, PORT_FREE_TIMEOUT_SECONDS):
+            raise ClusterError(
+                f"cannot start the Spark {role}: port {port} on 127.0.0.1 is in use",
+                hint="stop what listens there, or pick another port (0 picks a free one)",
+            )
         env = {
             **os.environ,
             "SPARK_HOME": str(spark_home()),
             "SPARK_LOCAL_IP": "127.0.0.1",
             "SPARK_DAEMON_MEMORY": DAEMON_MEMORY,
+            "SPARK_DAEMON_JAVA_OPTS": with_extra_jvm_options(
+                os.environ.get("SPARK_DAEMON_JAVA_OPTS", "")
+            ),
             "PYSPARK_PYTHON": os.environ.get("PYSPARK_PYTHON", sys.executable),
             "SPARK_LOG_DIR": str(self.directory),
         }

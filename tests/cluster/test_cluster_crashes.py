@@ -18,7 +18,7 @@ import pytest
 from pyspark.sql import SparkSession
 
 from runner.local_cluster import LocalCluster
-from tests.cluster.conftest import add_targets, connect_stress, runner
+from tests.cluster.conftest import add_targets, runner
 from tests.spark.processes import StreamProcess, kill_repeatedly
 from tests.spark.test_crash_recovery import (
     SEED,
@@ -56,7 +56,6 @@ def test_sigkill_on_standalone_cluster(
             print("  " + line)
 
 
-@connect_stress
 def test_sigkill_over_connect_client_and_server(
     spark: SparkSession,
     example_project: Path,
@@ -78,7 +77,7 @@ def test_sigkill_over_connect_client_and_server(
     time.sleep(rng.uniform(0.5, 3.0))
     server = local_cluster.pids()["connect"]
     assert server is not None
-    os.kill(server, signal.SIGKILL)
+    os.killpg(server, signal.SIGKILL)  # the server and its foreachBatch Python workers
     stream.kill()
     kills.append(f"kill {KILLS + 1}: the Connect server (pid {server}), after: {stream.lines[hit]}")
     assert local_cluster.connect_url is not None
