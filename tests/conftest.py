@@ -17,6 +17,14 @@ if TYPE_CHECKING:
 
 REPO = Path(__file__).resolve().parents[1]
 
+# Every JVM the tests start through the runner (a `runner` subprocess, a cluster's daemons and
+# executors, the Connect server) lives for seconds to minutes on a few rows: the quick JIT tier
+# and the serial collector do that work with about a third less CPU. The suite's own session
+# (the `spark` fixture) runs for the whole suite and keeps the full JIT.
+SHORT_LIVED_JVM_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
+SUITE_JVM_OPTIONS = "-XX:+UseSerialGC"
+os.environ.setdefault("RUNNER_JVM_OPTIONS", SHORT_LIVED_JVM_OPTIONS)
+
 ORDERS_SCHEMA = (
     "order_id STRING, customer_id STRING, status STRING, amount DECIMAL(10,2), "
     "updated_at TIMESTAMP, op STRING"
@@ -115,7 +123,12 @@ def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SparkSession]:
         checkpoint_root=root / "checkpoints",
         spark_conf={"spark.sql.shuffle.partitions": "2", "spark.default.parallelism": "2"},
     )
-    session = build_session(target, app_name="runner-tests")
+    short_lived = os.environ["RUNNER_JVM_OPTIONS"]
+    os.environ["RUNNER_JVM_OPTIONS"] = SUITE_JVM_OPTIONS
+    try:
+        session = build_session(target, app_name="runner-tests")
+    finally:
+        os.environ["RUNNER_JVM_OPTIONS"] = short_lived
     yield session
     session.stop()
 
@@ -128,3 +141,22 @@ def project_factory(tmp_path: Path) -> Callable[..., Path]:
         return write_project(tmp_path / f"project{next(counter)}", models, **kwargs)
 
     return make
+
+
+# Tests that mostly wait on other processes (`runner` restarted again and again, a Kafka
+# broker, a local cluster): under pytest-xdist each group runs on one worker, beside the tests
+# that use the suite's own session, and its session-scoped servers start once.
+PROCESS_GROUPS = {
+    "cluster": "cluster",
+    "kafka": "processes",
+    "test_crash_recovery.py": "processes",
+    "test_graceful_stop.py": "processes",
+    "test_live_view.py": "processes",
+}
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        group = PROCESS_GROUPS.get(item.path.parent.name) or PROCESS_GROUPS.get(item.path.name)
+        if group is not None and item.path.parent.name != "unit":
+            item.add_marker(pytest.mark.xdist_group(group))

@@ -17,17 +17,6 @@ from runner.local_cluster import LocalCluster
 
 RUNNER = str(Path(sys.executable).parent / "runner")
 
-# The Connect tests do not pass reliably yet (issue #10). On a loaded machine a model's
-# foreachBatch Python worker failed to connect back to the Connect server; in a clean-clone CI
-# run on a quiet machine the example's first batch started in the server's worker and made no
-# progress for minutes. They run only when asked:
-#     RUNNER_CONNECT_STRESS=1 bash scripts/test.sh tests/cluster
-connect_stress = pytest.mark.skipif(
-    os.environ.get("RUNNER_CONNECT_STRESS") != "1",
-    reason="not passing reliably yet (Connect foreachBatch worker); opt in with "
-    "RUNNER_CONNECT_STRESS=1",
-)
-
 
 @pytest.fixture(scope="session")
 def local_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalCluster]:

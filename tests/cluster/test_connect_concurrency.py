@@ -22,7 +22,7 @@ from pathlib import Path
 from pyspark.sql import SparkSession
 
 from runner.local_cluster import LocalCluster
-from tests.cluster.conftest import add_targets, connect_stress
+from tests.cluster.conftest import add_targets
 from tests.conftest import land_events, write_project
 from tests.spark.processes import StreamProcess
 from tests.spark.test_crash_recovery import table_rows
@@ -62,7 +62,6 @@ def commits(table: Path) -> list[list[dict]]:
     return [[json.loads(line) for line in f.read_text().splitlines() if line] for f in files]
 
 
-@connect_stress
 def test_two_models_on_one_connect_server_keep_their_own_transactions(
     spark: SparkSession, tmp_path: Path, local_cluster: LocalCluster
 ) -> None:

@@ -12,7 +12,7 @@ from pathlib import Path
 from pyspark.sql import SparkSession
 
 from runner.local_cluster import LocalCluster
-from tests.cluster.conftest import add_targets, connect_stress, runner
+from tests.cluster.conftest import add_targets, runner
 from tests.spark.test_crash_recovery import table_rows
 from tests.spark.test_orders_pipeline import EXPECTED_ORDERS, land_sample
 
@@ -81,7 +81,6 @@ def test_example_on_standalone_cluster(
     # over Connect below (on standalone each would start another application: ~1 min here)
 
 
-@connect_stress
 def test_example_over_spark_connect(
     spark: SparkSession, example_project: Path, local_cluster: LocalCluster
 ) -> None:
