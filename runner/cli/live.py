@@ -5,7 +5,7 @@ second of that batch), its lag (files not yet read, or Kafka offsets behind the 
 last error. When stdout is not a terminal (CI logs, a pipe) nothing is redrawn: each batch is one
 plain line, as ``runner.cli.progress.print_batch`` prints it.
 
-Pure Python: the Spark objects it polls (``spark.streams.active``) come in from the caller.
+Pure Python: the progress of the running queries it polls comes in from the caller.
 """
 
 from __future__ import annotations

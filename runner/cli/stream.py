@@ -137,7 +137,7 @@ def _run_models(
     trigger: TriggerSpec | None,
 ) -> None:
     from runner.spark.pipeline import session_for, stream_models  # starts no JVM yet
-    from runner.spark.query import Callbacks
+    from runner.spark.query import Callbacks, RunningModel
 
     for model in models:
         console.print(
@@ -169,14 +169,23 @@ def _run_models(
         on_statement=print_statement if verbose else None,
     )
 
+    running: list[RunningModel] = []
+
     def progress_of_queries() -> list[tuple[str, dict[str, Any] | None, bool]]:
-        return [(q.name, progress_dict(q.lastProgress), q.isActive) for q in spark.streams.active]
+        queries = [r.query for r in list(running)]
+        return [(q.name, progress_dict(q.lastProgress), q.isActive) for q in queries]
 
     try:
         with live_view(console, board, progress_of_queries) if shown else nullcontext():
             try:
                 stopped = stream_models(
-                    project, models, trigger=trigger, callbacks=callbacks, stop=stop, spark=spark
+                    project,
+                    models,
+                    trigger=trigger,
+                    callbacks=callbacks,
+                    stop=stop,
+                    spark=spark,
+                    running=running,
                 )
             except RunnerError as exc:
                 board.record_error(_model_of(exc, models), exc.message)

@@ -42,17 +42,20 @@ def stream_models(
     callbacks: Callbacks = NO_CALLBACKS,
     stop: threading.Event | None = None,
     spark: SparkSession | None = None,
+    running: list[RunningModel] | None = None,
 ) -> bool:
     """Stream ``models`` (given upstream first) in one Spark application.
 
     With an available-now trigger each model drains in turn, so a downstream model sees all its
     upstream wrote. Otherwise all queries run together until ``stop`` is set or one fails (the
     others are then stopped after their batch in flight). Returns True when ``stop`` ended it.
+    Each model's query is appended to ``running`` as it starts: a caller watching progress reads
+    them there (over Connect each query has its own session, so ``spark.streams`` lists none).
     """
     spark = spark or session_for(project)
     stop = stop or threading.Event()
     drain = (trigger.kind if trigger else None) == "available_now"
-    running: list[RunningModel] = []
+    running = [] if running is None else running
     try:
         if drain:
             for model in models:

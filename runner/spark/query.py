@@ -29,6 +29,7 @@ from runner.spark.statements import StatementResult
 from runner.spark.targets import ensure_target
 
 COMMIT_WAIT_SECONDS = 30
+STOP_WAIT_SECONDS = 600  # over Connect: how long a batch in flight may take to finish
 
 
 class StreamFailed(RunnerError):
@@ -63,6 +64,10 @@ class RunningModel:
         """Stop after the batch in flight: a batch that would start later does no work (it is
         replayed on the next start), and the one running now finishes first."""
         self.executor.stop_requested.set()
+        if self.progress is not None:
+            self._wait_for_trigger_end()
+            self.query.stop()
+            return
         self.executor.idle.wait()
         # foreachBatch has returned; Spark still has to write the batch to the checkpoint's
         # commit log. It reports the batch's progress only after that: wait for it, so the
@@ -75,6 +80,17 @@ class RunningModel:
                 break
             time.sleep(0.05)
         self.query.stop()
+
+    def _wait_for_trigger_end(self) -> None:
+        """Over Connect the batch runs on the server, out of reach of ``stop_requested``: wait
+        until the query is between triggers (its batch finished and committed). A trigger that
+        begins in the moment before ``stop()`` is cancelled and replayed on the next start,
+        which the batch's idempotent writes make harmless."""
+        deadline = time.monotonic() + STOP_WAIT_SECONDS
+        while self.query.isActive and time.monotonic() < deadline:
+            if not self.query.status["isTriggerActive"]:
+                return
+            time.sleep(0.2)
 
     def error(self) -> RunnerError | None:
         """Why the query failed, if it did: the model's own error when there is one."""

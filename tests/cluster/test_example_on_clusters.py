@@ -5,14 +5,17 @@ history, seed and test over Connect."""
 from __future__ import annotations
 
 import json
+import re
+import signal
 import threading
 from decimal import Decimal
 from pathlib import Path
 
-from pyspark.sql import SparkSession
+from pyspark.sql import Row, SparkSession
 
 from runner.local_cluster import LocalCluster
 from tests.cluster.conftest import add_targets, runner
+from tests.spark.processes import StreamProcess
 from tests.spark.test_crash_recovery import table_rows
 from tests.spark.test_orders_pipeline import EXPECTED_ORDERS, land_sample
 
@@ -87,6 +90,23 @@ def test_example_over_spark_connect(
     add_targets(example_project, local_cluster, default="connect")
     land_sample(example_project, SAMPLES)
 
+    # Ctrl-C while `runner stream` runs: over Connect the batch runs on the server, and the
+    # client waits until the query is between triggers before it stops the query
+    stream = StreamProcess(example_project, select="orders_merge")
+    first = stream.wait_for(re.compile(r"orders_merge batch 0: 5 rows in"), 0, 240)
+    assert first is not None, "\n".join(stream.lines)
+    stream.process.send_signal(signal.SIGINT)
+    assert stream.process.wait(timeout=240) == 0, "\n".join(stream.lines)
+    stream.join()
+    print("\n".join(stream.lines))
+    assert stream.lines[-1] == "stopped cleanly."
+    warehouse = example_project / "target" / "connect" / "warehouse"
+    logged = sorted(r["batch_id"] for r in event_log(spark, warehouse, "orders_merge"))
+    commits = example_project / "target" / "connect" / "checkpoints" / "orders_merge" / "commits"
+    committed = sorted(int(p.name) for p in commits.iterdir() if p.name.isdigit())
+    assert logged == committed and 0 in logged  # no batch ran without being committed
+
+    # `runner run` carries on from the checkpoint and drains the rest
     result = runner(example_project, "run", "--select", "orders_merge+", "--verbose")
 
     print(result.stdout)
@@ -94,7 +114,7 @@ def test_example_over_spark_connect(
     # progress comes back from the event log: the batch function ran on the server
     assert "orders_merge batch 0: 5 rows in; inserted 3, updated 0, deleted 0" in result.stdout
     assert "orders_merge batch 3 batch[1] MERGE: " in result.stdout
-    check_example_tables(spark, example_project / "target" / "connect" / "warehouse")
+    check_example_tables(spark, warehouse)
     history = json.loads(
         runner(example_project, "history", "-m", "orders_merge", "--format", "json").stdout
     )
@@ -104,3 +124,8 @@ def test_example_over_spark_connect(
     tested = runner(example_project, "test", "--select", "unique_orders_merge_order_id").stdout
     assert "PASS data unique_orders_merge_order_id" in tested
     assert " 0 failed, 0 errors" in tested
+
+
+def event_log(spark: SparkSession, warehouse: Path, model: str) -> list[Row]:
+    log = spark.read.format("delta").load(str(warehouse / "_runner" / "event_log"))
+    return log.where(log.model == model).collect()

@@ -48,6 +48,10 @@ class StreamProcess:
             time.sleep(0.02)
         return None
 
+    def join(self) -> None:
+        """Wait until the output of a process that has exited is read to the end."""
+        self._reader.join(timeout=10)
+
     def kill(self) -> None:
         """SIGKILL the runner and its JVM together: a machine that loses power."""
         os.killpg(self.process.pid, signal.SIGKILL)

@@ -22,7 +22,7 @@ def test_sigint_stops_after_the_batch_in_flight(spark: SparkSession, example_pro
     assert started is not None, "\n".join(stream.lines)
     stream.process.send_signal(signal.SIGINT)  # as Ctrl-C does; the JVM ignores SIGINT
     assert stream.process.wait(timeout=120) == 0, "\n".join(stream.lines)
-    stream._reader.join(timeout=10)
+    stream.join()
 
     output = "\n".join(stream.lines)
     assert "SIGINT: stopping after the batch in flight..." in output
