@@ -89,7 +89,7 @@ def pytest_configure(config: pytest.Config) -> None:
     """Choose the hypothesis profile before test modules (and their @settings) are imported."""
     from hypothesis import settings
 
-    settings.register_profile("default", max_examples=10)
+    settings.register_profile("default", max_examples=6)
     settings.register_profile("slow", max_examples=60)
     settings.load_profile("slow" if config.getoption("--slow") else "default")
 
@@ -160,3 +160,33 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         group = PROCESS_GROUPS.get(item.path.parent.name) or PROCESS_GROUPS.get(item.path.name)
         if group is not None and item.path.parent.name != "unit":
             item.add_marker(pytest.mark.xdist_group(group))
+
+
+Report = Callable[[str, list[str]], None]
+
+
+@pytest.fixture
+def report(request: pytest.FixtureRequest) -> Report:
+    """``report(title, lines)``: lines shown in the terminal summary at the end of the run (the
+    kills of a crash test). Under pytest-xdist a worker's own output is not shown; this is."""
+
+    def add(title: str, lines: list[str]) -> None:
+        text = "\n".join([title, *(f"  {line}" for line in lines)])
+        request.node.user_properties.append(("report", text))
+
+    return add
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    texts = [
+        f"{test.nodeid}\n{value}"
+        for outcome in ("passed", "failed")
+        for test in terminalreporter.getreports(outcome)
+        if test.when == "call"
+        for name, value in test.user_properties
+        if name == "report"
+    ]
+    if texts:
+        terminalreporter.section("what the crash tests did")
+        for text in texts:
+            terminalreporter.write_line(text)

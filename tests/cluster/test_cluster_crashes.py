@@ -14,11 +14,11 @@ import signal
 import time
 from pathlib import Path
 
-import pytest
 from pyspark.sql import SparkSession
 
 from runner.local_cluster import LocalCluster
 from tests.cluster.conftest import add_targets, runner
+from tests.conftest import Report
 from tests.spark.processes import StreamProcess, kill_repeatedly
 from tests.spark.test_crash_recovery import (
     SEED,
@@ -37,7 +37,7 @@ def test_sigkill_on_standalone_cluster(
     spark: SparkSession,
     example_project: Path,
     local_cluster: LocalCluster,
-    capsys: pytest.CaptureFixture[str],
+    report: Report,
 ) -> None:
     add_targets(example_project, local_cluster, default="cluster")
     fast_triggers(example_project)
@@ -50,17 +50,14 @@ def test_sigkill_on_standalone_cluster(
     runner(example_project, "run", "--select", "orders_merge+")
 
     assert_tables_match_oracle(spark, example_project / "target" / "cluster" / "warehouse", files)
-    with capsys.disabled():
-        print(f"\nstandalone cluster, {len(kills)} SIGKILLs of the runner (driver):")
-        for line in kills:
-            print("  " + line)
+    report(f"standalone cluster, {len(kills)} SIGKILLs of the runner (driver):", kills)
 
 
 def test_sigkill_over_connect_client_and_server(
     spark: SparkSession,
     example_project: Path,
     local_cluster: LocalCluster,
-    capsys: pytest.CaptureFixture[str],
+    report: Report,
 ) -> None:
     add_targets(example_project, local_cluster, default="connect")
     fast_triggers(example_project)
@@ -89,7 +86,4 @@ def test_sigkill_over_connect_client_and_server(
     runner(example_project, "run", "--select", "orders_merge+")
 
     assert_tables_match_oracle(spark, example_project / "target" / "connect" / "warehouse", files)
-    with capsys.disabled():
-        print(f"\nSpark Connect, {KILLS} SIGKILLs of the client, 1 of the server:")
-        for line in kills:
-            print("  " + line)
+    report(f"Spark Connect, {KILLS} SIGKILLs of the client, 1 of the server:", kills)

@@ -1,4 +1,4 @@
-"""The crash test with the Kafka source: `runner stream` over a real topic is SIGKILLed five
+"""The crash test with the Kafka source: `runner stream` over a real topic is SIGKILLed three
 times, then drained; the target equals the producer's oracle and the quarantine holds each
 malformed record exactly once."""
 
@@ -8,18 +8,21 @@ import random
 import subprocess
 from pathlib import Path
 
-import pytest
 from pyspark.sql import SparkSession
 
 from runner.kafka.producer import create_topic, produce
+from tests.conftest import Report
 from tests.spark.processes import RUNNER, kill_repeatedly
 
-COUNT, SEED, MALFORMED_SHARE, PER_TRIGGER, KILLS = 160, 11, 0.1, 40, 5
+COUNT, SEED, MALFORMED_SHARE, PER_TRIGGER, KILLS = 160, 11, 0.1, 40, 3
 MODEL = "orders_kafka_merge"
 
 
 def test_sigkill_and_restart_with_kafka_loses_and_doubles_nothing(
-    broker: str, spark: SparkSession, example_project: Path, capsys: pytest.CaptureFixture[str]
+    broker: str,
+    spark: SparkSession,
+    example_project: Path,
+    report: Report,
 ) -> None:
     create_topic(broker, "orders-crash", partitions=2)
     sent = produce(broker, "orders-crash", COUNT, SEED, MALFORMED_SHARE)
@@ -52,8 +55,5 @@ def test_sigkill_and_restart_with_kafka_loses_and_doubles_nothing(
     batch_ids = sorted(r["batch_id"] for r in log.where(f"model = '{MODEL}'").collect())
     assert batch_ids == list(range(len(batch_ids)))  # one row per batch, none twice
     between = [k for k in kills if "between statements" in k and "batch[0]" in k]
-    with capsys.disabled():
-        print(f"\nKafka: {len(kills)} SIGKILLs ({len(between)} between two statements):")
-        for line in kills:
-            print("  " + line)
+    report(f"Kafka: {len(kills)} SIGKILLs ({len(between)} between two statements):", kills)
     assert len(between) >= 2
