@@ -46,7 +46,7 @@ MODELS = {
         "{{ scd2(delete_column='op') }};\n"
     ),
 }
-# max_examples comes from the profile tests/conftest.py loads: 10 by default, 60 with --slow.
+# max_examples comes from the profile tests/conftest.py loads: 6 by default, 60 with --slow.
 PROPERTY_SETTINGS = settings(
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
