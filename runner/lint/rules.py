@@ -13,7 +13,20 @@ from sqlglot.tokens import TokenType
 from runner.compile import target_columns
 from runner.ddl import column_names
 from runner.errors import RunnerError
-from runner.lint import analysis
+from runner.lint.analysis import (
+    equality_pairs,
+    final_selects,
+    merge_source,
+    optimized_table,
+    reachable_queries,
+    run_together_at,
+    statement_results,
+    table_key,
+    target_names,
+    temp_views,
+    unique_on,
+    with_ctes,
+)
 from runner.lint.base import ERROR, WARNING, Rule, Violation
 from runner.lint.cdc_rules import SequenceColumnNotInStream, TrackHistoryColumnNotInTarget
 from runner.lint.context import Location, ModelContext, ParsedStatement
@@ -88,12 +101,12 @@ class MergeOnMissesUniqueKey(Rule):
             return []
         found = []
         for parsed, merge in context.expressions(exp.Merge):
-            if analysis.table_key(merge.this) != model.target_table.lower():
+            if table_key(merge.this) != model.target_table.lower():
                 continue
-            targets = analysis.target_names(merge)
+            targets = target_names(merge)
             compared = {
                 column.name.lower()
-                for pair in analysis.equality_pairs(merge.args.get("on"))
+                for pair in equality_pairs(merge.args.get("on"))
                 for column in pair
                 if column.table.lower() in targets or not column.table
             }
@@ -130,16 +143,16 @@ class MergeSourceNotDeduplicated(Rule):
             return []
         found = []
         for statements in context.batches.values():
-            views = analysis.temp_views(statements)
+            views = temp_views(statements)
             for parsed in statements:
                 if not isinstance(parsed.expression, exp.Merge):
                     continue
                 merge = parsed.expression
-                scope = analysis.with_ctes(views, merge)
-                source = analysis.merge_source(merge, scope)
+                scope = with_ctes(views, merge)
+                source = merge_source(merge, scope)
                 keys = {
                     column.name.lower()
-                    for pair in analysis.equality_pairs(merge.args.get("on"))
+                    for pair in equality_pairs(merge.args.get("on"))
                     for column in pair
                     if column.table.lower() == source.alias
                 } or {key.lower() for key in model.config.unique_keys}
@@ -149,7 +162,7 @@ class MergeSourceNotDeduplicated(Rule):
                     unique: bool | None = False
                     what = f"the raw micro-batch view {model.batch_view}"
                 else:
-                    unique = analysis.unique_on(source.query, keys, scope, model.batch_view)
+                    unique = unique_on(source.query, keys, scope, model.batch_view)
                     what = f"view {source.name}" if source.name else "the source subquery"
                 if unique is False:
                     where = context.locate_node(parsed, source.node)
@@ -178,14 +191,14 @@ class NonDeterministicMergeSource(Rule):
     def check(self, context: ModelContext) -> list[Violation]:
         found = []
         for statements in context.batches.values():
-            views = analysis.temp_views(statements)
+            views = temp_views(statements)
             by_root = {id(s.expression): s for s in statements if s.expression is not None}
             for parsed in statements:
                 if not isinstance(parsed.expression, exp.Merge):
                     continue
-                scope = analysis.with_ctes(views, parsed.expression)
-                source = analysis.merge_source(parsed.expression, scope)
-                for view, query in analysis.reachable_queries(source.query, scope):
+                scope = with_ctes(views, parsed.expression)
+                source = merge_source(parsed.expression, scope)
+                for view, query in reachable_queries(source.query, scope):
                     # a view's functions are located in the statement that creates the view
                     home = by_root.get(id(query.root()), parsed)
                     for func in query.find_all(exp.Func):
@@ -217,7 +230,7 @@ class ZorderColumnInvalid(Rule):
         by_target = {m.target_table.lower(): m for m in project.models.values()}
         found = []
         for parsed, optimize in context.expressions(Optimize):
-            model = by_target.get(analysis.optimized_table(optimize))
+            model = by_target.get(optimized_table(optimize))
             if model is None:
                 continue
             partitions = {c.lower() for c in model.config.partitioned_by}
@@ -345,8 +358,8 @@ class SelectStarInFinalProjection(Rule):
     def check(self, context: ModelContext) -> list[Violation]:
         found = []
         for parsed in context.statements():
-            for query in analysis.statement_results(parsed.expression):
-                for select in analysis.final_selects(query):
+            for query in statement_results(parsed.expression):
+                for select in final_selects(query):
                     for item in select.expressions:
                         if isinstance(item, exp.Star) or (
                             isinstance(item, exp.Column) and isinstance(item.this, exp.Star)
@@ -401,10 +414,10 @@ class WholeTargetDmlPerBatch(Rule):
             for parsed in statements:
                 node = parsed.expression
                 if isinstance(node, exp.TruncateTable):
-                    tables = [analysis.table_key(t) for t in node.expressions]
+                    tables = [table_key(t) for t in node.expressions]
                     verb = "TRUNCATE"
                 elif isinstance(node, (exp.Delete, exp.Update)) and not node.args.get("where"):
-                    tables = [analysis.table_key(node.this)]
+                    tables = [table_key(node.this)]
                     verb = "DELETE" if isinstance(node, exp.Delete) else "UPDATE"
                 else:
                     continue
@@ -473,7 +486,7 @@ class SequenceByNotCompared(Rule):
         found = []
         reported: set[int] = set()
         for parsed, merge in context.expressions(exp.Merge):
-            if analysis.table_key(merge.this) != model.target_table.lower():
+            if table_key(merge.this) != model.target_table.lower():
                 continue
             guarded = _compares_on(merge, sequence) or _source_filtered_on(merge, sequence)
             if guarded or parsed.statement.line in reported:
@@ -506,7 +519,7 @@ class MissingSemicolon(Rule):
         for parsed in context.statements():
             if parsed.error is None and not isinstance(parsed.expression, exp.Command):
                 continue
-            offset = analysis.run_together_at(parsed.sql)
+            offset = run_together_at(parsed.sql)
             if offset is None:
                 continue
             keyword = parsed.sql[offset:].split(None, 1)[0].upper()
@@ -570,7 +583,7 @@ def _nondeterministic_name(func: exp.Func) -> str:
 
 def _compares_on(merge: exp.Merge, column: str) -> bool:
     """Does a WHEN MATCHED condition compare a source and a target column named ``column``?"""
-    targets = analysis.target_names(merge)
+    targets = target_names(merge)
     using = merge.args.get("using")
     source = using.alias_or_name.lower() if using is not None else ""
     whens = merge.args.get("whens")
@@ -598,10 +611,10 @@ def _source_filtered_on(merge: exp.Merge, column: str) -> bool:
     """
     using = merge.args.get("using")
     query = using.this if isinstance(using, exp.Subquery) else None
-    target = analysis.table_key(merge.this)
+    target = table_key(merge.this)
     if query is None or not target:
         return False
-    if not any(analysis.table_key(table) == target for table in query.find_all(exp.Table)):
+    if not any(table_key(table) == target for table in query.find_all(exp.Table)):
         return False
     return any(
         any(c.name.lower() == column for c in compare.find_all(exp.Column))
