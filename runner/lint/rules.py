@@ -79,7 +79,7 @@ class SqlSyntaxError(Rule):
                 where = context.locate_line(parsed.statement.line)
                 message = str(error).split("\n", 1)[0]
             found.append(
-                context.violation(self, where, f"SQL syntax error in {_what(parsed)}: {message}")
+                self.violation(context, where, f"SQL syntax error in {_what(parsed)}: {message}")
             )
         return found
 
@@ -119,7 +119,7 @@ class MergeOnMissesUniqueKey(Rule):
                     f"MERGE ON does not compare unique_key column(s) {', '.join(missing)} of "
                     f"{model.target_table}; add {fix}"
                 )
-                found.append(context.violation(self, where, message))
+                found.append(self.violation(context, where, message))
         return found
 
 
@@ -171,7 +171,7 @@ class MergeSourceNotDeduplicated(Rule):
                         "two events of one key in a batch fail with 'multiple source rows "
                         "matched'; read from {{ dedupe(batch, key=...) }} or keep ROW_NUMBER() = 1"
                     )
-                    found.append(context.violation(self, where, message))
+                    found.append(self.violation(context, where, message))
         return found
 
 
@@ -210,7 +210,7 @@ class NonDeterministicMergeSource(Rule):
                                 "or re-scanned source gives different rows"
                             )
                             where = context.locate_node(home, func)
-                            found.append(context.violation(self, where, message))
+                            found.append(self.violation(context, where, message))
         return found
 
 
@@ -251,7 +251,7 @@ class ZorderColumnInvalid(Rule):
                     continue
                 where = self._where(context, parsed, column)
                 message = f"ZORDER BY {column.name}: {problem}"
-                found.append(context.violation(self, where, message))
+                found.append(self.violation(context, where, message))
         return found
 
     @staticmethod
@@ -292,7 +292,7 @@ class ChangeDataFeedNotEnabled(Rule):
                     f"reads the Change Data Feed of {writer.target_table}, but model "
                     f"{writer.name} does not set table_properties={{'{CDF_PROPERTY}': 'true'}}"
                 )
-                found.append(context.violation(self, context.locate_node(parsed, first), message))
+                found.append(self.violation(context, context.locate_node(parsed, first), message))
         return found
 
     def _stream_reads(self, context: ModelContext) -> list[Violation]:
@@ -309,7 +309,7 @@ class ChangeDataFeedNotEnabled(Rule):
             f"stream {stream.name} reads the Change Data Feed of {writer.target_table}, but model "
             f"{writer.name} does not set table_properties={{'{CDF_PROPERTY}': 'true'}}"
         )
-        return [context.violation(self, context.locate_line(line, stream.name), message)]
+        return [self.violation(context, context.locate_line(line, stream.name), message)]
 
 
 class MergeWhenNotMatchedBySource(Rule):
@@ -340,7 +340,7 @@ class MergeWhenNotMatchedBySource(Rule):
                     "every target row absent from one micro-batch, and rewrites the whole target "
                     "on every batch"
                 )
-                found.append(context.violation(self, where, message))
+                found.append(self.violation(context, where, message))
         return found
 
 
@@ -366,7 +366,7 @@ class SelectStarInFinalProjection(Rule):
                         ):
                             where = context.locate_node(parsed, item)
                             message = f"SELECT * in the final projection of {_what(parsed)}"
-                            found.append(context.violation(self, where, message))
+                            found.append(self.violation(context, where, message))
         return found
 
 
@@ -382,8 +382,8 @@ class OpaqueStatement(Rule):
 
     def check(self, context: ModelContext) -> list[Violation]:
         return [
-            context.violation(
-                self,
+            self.violation(
+                context,
                 context.locate_line(parsed.statement.line),
                 f"{_what(parsed)} is not understood by the Delta dialect; it is not linted",
             )
@@ -428,7 +428,7 @@ class WholeTargetDmlPerBatch(Rule):
                         "micro-batch and rewrites the whole table each time; restrict it to "
                         "the batch's keys or use MERGE"
                     )
-                    found.append(context.violation(self, where, message))
+                    found.append(self.violation(context, where, message))
         return found
 
 
@@ -458,7 +458,7 @@ class VacuumRetainBelowDefault(Rule):
                     f"{SAFE_RETAIN_HOURS} hours: Delta rejects it, or (with the retention check "
                     "off) deletes files that streams and time travel still read"
                 )
-                found.append(context.violation(self, where, message))
+                found.append(self.violation(context, where, message))
         return found
 
 
@@ -499,7 +499,7 @@ class SequenceByNotCompared(Rule):
                 "nor does its source filter on it against the target: a late, older event "
                 "overwrites a newer row"
             )
-            found.append(context.violation(self, where, message))
+            found.append(self.violation(context, where, message))
         return found
 
 
@@ -525,7 +525,7 @@ class MissingSemicolon(Rule):
             keyword = parsed.sql[offset:].split(None, 1)[0].upper()
             where = context.locate_offset(parsed, offset, keyword)
             message = f"missing ';' before {keyword}: two statements run together"
-            found.append(context.violation(self, where, message))
+            found.append(self.violation(context, where, message))
         return found
 
 
