@@ -17,6 +17,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from runner.artifacts import build_manifest, project_path
 from runner.compile import (
     CompiledStatement,
     compile_batch,
@@ -24,7 +25,6 @@ from runner.compile import (
     compile_setup,
     set_properties_statement,
 )
-from runner.compiled import build_manifest, project_path
 from runner.config import ModelSpec
 from runner.project import Project
 from runner.testing.suite import TestSuite, load_suite

@@ -1,4 +1,5 @@
-"""``runner compile``: write the SQL each model will run, and a manifest, under target/compiled/.
+"""The artifacts of ``runner compile``: the SQL each model will run, and a manifest, written
+under target/compiled/.
 
 Every file is byte-identical across runs and machines: paths are project-relative (table
 locations too, through ``compile_setup(..., location_root=...)``), JSON keys are sorted and
