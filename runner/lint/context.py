@@ -12,10 +12,10 @@ from typing import TypeVar
 from sqlglot import exp
 from sqlglot.errors import ParseError, TokenError
 
-from runner.compile import CompiledStatement
 from runner.config import ModelSpec
 from runner.errors import RunnerError
 from runner.lint.jinja_scan import TemplateScan
+from runner.model_sql import CompiledStatement
 from runner.project import Project
 
 _JINJA_OPENERS = ("{{", "{%", "{#")

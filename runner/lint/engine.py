@@ -15,7 +15,6 @@ from typing import Any
 
 from sqlglot.errors import ParseError, TokenError
 
-from runner.compile import compile_batch, compile_setup, relative_location
 from runner.config import LintSettings, ModelSpec
 from runner.errors import ConfigError, RunnerError
 from runner.lint.analyze import Analyzer, analysis_rules, analysis_violations, plan_analysis
@@ -24,6 +23,7 @@ from runner.lint.context import ModelContext, ParsedStatement
 from runner.lint.jinja_scan import scan_template
 from runner.lint.rules import all_rules
 from runner.logs import logger_level
+from runner.model_sql import compile_batch, compile_setup, relative_location
 from runner.project import Project, load
 from runner.selection import select_models
 from runner.sql.dialect import parse_statement

@@ -10,7 +10,6 @@ from sqlglot import exp
 from sqlglot.errors import ParseError
 from sqlglot.tokens import TokenType
 
-from runner.compile import target_columns
 from runner.ddl import column_names
 from runner.errors import RunnerError
 from runner.lint.analysis import (
@@ -31,6 +30,7 @@ from runner.lint.base import ERROR, WARNING, Rule, Violation
 from runner.lint.cdc_rules import SequenceColumnNotInStream, TrackHistoryColumnNotInTarget
 from runner.lint.context import Location, ModelContext, ParsedStatement
 from runner.lint.template_rules import ModelDoesNotRender, UnknownReference
+from runner.model_sql import target_columns
 from runner.sql.dialect import Delta, Optimize, Vacuum
 
 CDF_PROPERTY = "delta.enableChangeDataFeed"

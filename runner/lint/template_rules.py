@@ -5,10 +5,10 @@ They read the Jinja syntax tree (``jinja_scan``) and the errors of loading and r
 
 from __future__ import annotations
 
-from runner.compile import relative_location
 from runner.lint.base import ERROR, Rule, Violation
 from runner.lint.context import ModelContext
 from runner.lint.jinja_scan import NOT_CONST, context_names
+from runner.model_sql import relative_location
 from runner.project import Project
 
 

@@ -17,9 +17,9 @@ from pathlib import Path
 
 from pyspark.sql import DataFrame
 
-from runner.compile import compile_batch
 from runner.config import ModelSpec
 from runner.errors import RunnerError
+from runner.model_sql import compile_batch
 from runner.project import Project
 from runner.spark.batch_facts import prepare_batch_facts
 from runner.spark.batch_report import BatchReport

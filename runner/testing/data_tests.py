@@ -30,8 +30,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from runner.compile import batch_context
 from runner.errors import ConfigError
+from runner.model_sql import batch_context
 from runner.project import Project
 from runner.testing.seeds import SeedSpec
 from runner.testing.test_yaml import check_keys, require_map, test_documents

@@ -28,9 +28,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from runner.compile import target_columns
 from runner.config import CDF_COLUMNS, KAFKA_FORMAT, ModelSpec
 from runner.errors import ConfigError
+from runner.model_sql import target_columns
 from runner.project import Project
 from runner.testing.test_yaml import check_keys, require_map, test_documents
 from runner.testing.values import Column, check_value, parse_columns

@@ -12,8 +12,8 @@ from typer.testing import CliRunner
 
 from runner.artifacts import maintenance_schedule, render_compiled_model, write_compiled
 from runner.cli.app import app
-from runner.compile import compile_setup
 from runner.errors import ConfigError
+from runner.model_sql import compile_setup
 from runner.project import load
 from runner.sql.dialect import parse_statement
 from runner.templating.splitter import split_statements
