@@ -1,7 +1,8 @@
 """The built-in SQL lint rules, one class each; the docstring is the rule's documentation.
 
 These look at sqlglot expressions parsed with the Delta dialect and never read SQL text with
-regexes; the rules about templates (unknown names, render failures) are in template_rules.py.
+regexes; the questions they ask of expressions are in expressions.py. The rules about templates
+(unknown names, render failures) are in template_rules.py.
 """
 
 from __future__ import annotations
@@ -12,7 +13,10 @@ from sqlglot.tokens import TokenType
 
 from runner.ddl import column_names
 from runner.errors import RunnerError
-from runner.lint.analysis import (
+from runner.lint.base import ERROR, WARNING, Rule, Violation
+from runner.lint.cdc_rules import SequenceColumnNotInStream, TrackHistoryColumnNotInTarget
+from runner.lint.context import Location, ModelContext, ParsedStatement
+from runner.lint.expressions import (
     equality_pairs,
     final_selects,
     merge_source,
@@ -26,9 +30,6 @@ from runner.lint.analysis import (
     unique_on,
     with_ctes,
 )
-from runner.lint.base import ERROR, WARNING, Rule, Violation
-from runner.lint.cdc_rules import SequenceColumnNotInStream, TrackHistoryColumnNotInTarget
-from runner.lint.context import Location, ModelContext, ParsedStatement
 from runner.lint.template_rules import ModelDoesNotRender, UnknownReference
 from runner.model_sql import target_columns
 from runner.sql.dialect import Delta, Optimize, Vacuum
