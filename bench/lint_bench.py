@@ -23,7 +23,7 @@ from pathlib import Path
 
 import sqlglot
 
-from runner.compiled import write_compiled
+from runner.artifacts import write_compiled
 from runner.lint import lint_project
 from runner.project import load
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from runner.errors import ConfigError
 from runner.expectations import Expectation, parse_expectations
-from runner.kafka.spec import KafkaSpec
+from runner.kafka_spec import KafkaSpec
 from runner.target_address import Address, TargetKind, parse_master, parse_remote
 
 # Source formats with a fixed schema, and the formats that read files from a path.

@@ -22,8 +22,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
-from runner.compile import relative_location
 from runner.config import KAFKA_FORMAT, LINE_FORMATS, StreamSpec
+from runner.model_sql import relative_location
 
 if TYPE_CHECKING:
     from runner.project import Project

@@ -30,7 +30,7 @@ from runner.config import (
 )
 from runner.ddl import column_names
 from runner.errors import ConfigError, RunnerError, TemplateError
-from runner.kafka.spec import KAFKA_COLUMNS_DDL
+from runner.kafka_spec import KAFKA_COLUMNS_DDL
 from runner.streams import conf_value, load_streams
 from runner.target_address import parse_master, parse_remote
 from runner.templating.context import ConfigProxy, PendingRelation, Relation, model_context

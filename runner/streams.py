@@ -1,7 +1,7 @@
 """Load streams/*.yml into StreamSpecs. Pure Python; errors name the file and line.
 
 Formats: json / csv / parquet files (a path and a schema), ``rate`` and ``rate-micro-batch``
-(fixed schema), ``kafka`` (see runner/kafka/spec.py) and ``delta``: a Delta table by ``path`` or
+(fixed schema), ``kafka`` (see runner/kafka_spec.py) and ``delta``: a Delta table by ``path`` or
 ``table``, or the target of another model by ``ref``, optionally as its Change Data Feed.
 """
 
@@ -20,7 +20,7 @@ from runner.config import (
     TriggerSpec,
 )
 from runner.errors import ConfigError
-from runner.kafka.spec import KAFKA_KEYS, build_kafka_spec
+from runner.kafka_spec import KAFKA_KEYS, build_kafka_spec
 from runner.yaml_loader import YamlMap, check_keys, load_yaml
 
 

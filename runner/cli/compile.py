@@ -7,10 +7,10 @@ from typing import Annotated
 
 import typer
 
+from runner.artifacts import project_path, write_compiled
 from runner.cli.errors import reported_errors
 from runner.cli.options import Debug, ProjectDir, Select, Target, Vars
 from runner.cli.progress import console
-from runner.compiled import project_path, write_compiled
 from runner.project import Project, load, parse_vars
 from runner.selection import select_models
 

@@ -9,10 +9,10 @@ from typing import Annotated, Any
 
 import typer
 
+from runner.artifacts import project_path
 from runner.cli.errors import reported_errors
 from runner.cli.options import Debug, ProjectDir, Target, Vars
 from runner.cli.progress import console
-from runner.compiled import project_path
 from runner.docs_site import History, docs_dir, generate_docs
 from runner.errors import ConfigError
 from runner.project import Project, load, parse_vars

@@ -27,7 +27,7 @@ from runner.config import FILE_FORMATS, ModelSpec
 from runner.project import Project
 
 if TYPE_CHECKING:
-    from runner.spark.batch import BatchReport
+    from runner.spark.batch_report import BatchReport
 
 REFRESH_SECONDS = 0.5
 

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from rich.console import Console
 
 if TYPE_CHECKING:  # the CLI must load without pyspark (lint, compile)
-    from runner.spark.batch import BatchReport
+    from runner.spark.batch_report import BatchReport
     from runner.spark.statements import StatementResult
 
 console = Console(highlight=False, soft_wrap=True)  # log lines: never wrapped mid-line

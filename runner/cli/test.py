@@ -9,10 +9,10 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
+from runner.artifacts import project_path
 from runner.cli.errors import EXIT_FAILURE, reported_errors
 from runner.cli.options import Debug, ProjectDir, Target, Vars
 from runner.cli.progress import console
-from runner.compiled import project_path
 from runner.project import Project, load, parse_vars
 from runner.testing.data_tests import data_test_sql
 from runner.testing.results import TestResult, summary_line, write_junit_xml

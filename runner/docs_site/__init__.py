@@ -17,15 +17,15 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from runner.compile import (
+from runner.artifacts import build_manifest, project_path
+from runner.config import ModelSpec
+from runner.model_sql import (
     CompiledStatement,
     compile_batch,
     compile_maintenance,
     compile_setup,
     set_properties_statement,
 )
-from runner.compiled import build_manifest, project_path
-from runner.config import ModelSpec
 from runner.project import Project
 from runner.testing.suite import TestSuite, load_suite
 

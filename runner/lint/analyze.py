@@ -10,11 +10,12 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 from sqlglot import exp
 
 from runner.config import ModelSpec, split_table_name
-from runner.lint.base import ERROR, WARNING, RuleInfo
+from runner.lint.base import ERROR, WARNING, RuleInfo, Violation
 from runner.lint.context import Location, ModelContext, ParsedStatement
 from runner.project import Project
 from runner.sql.dialect import Optimize, Vacuum
@@ -135,16 +136,22 @@ def _table_name(table: exp.Table) -> str:
     return f"{table.db or 'default'}.{table.name}".lower()
 
 
-def attach_findings(contexts: list[ModelContext], findings: list[AnalysisFinding]) -> None:
-    """Turn each finding into a violation located in its model's source."""
+def analysis_violations(
+    contexts: list[ModelContext], findings: list[AnalysisFinding]
+) -> dict[Path, list[Violation]]:
+    """Each finding as a violation located in its model's source, by model file."""
     by_model = {c.model.name: c for c in contexts if c.model is not None}
+    violations: dict[Path, list[Violation]] = {}
     for finding in findings:
         context = by_model.get(finding.model.name)
         if context is None:
             continue
         rule = SparkAnalysisError if finding.code == SparkAnalysisError.code else AnalysisSkipped
         where = _locate(context, finding)
-        context.analysis.append(context.violation(rule, where, finding.message))
+        violations.setdefault(context.file, []).append(
+            rule.violation(context, where, finding.message)
+        )
+    return violations
 
 
 def _locate(context: ModelContext, finding: AnalysisFinding) -> Location:

@@ -1,18 +1,19 @@
-"""What every lint rule is: a class with a code, a default severity and ``check(context)``.
+"""What every lint rule is: a class with a code, a default severity and ``check(context)``,
+and what it finds: ``Violation``s, made with ``self.violation(context, location, message)``.
 
 The rule set is listed at the bottom of ``runner.lint.rules`` (``all_rules()``); the class
 docstring is the rule's documentation (its first line is the summary shown in
-``docs/compile-and-lint.md``). This module imports nothing else of ``runner.lint``.
+``docs/compile-and-lint.md``). Of ``runner.lint`` this module imports only ``context`` (what a
+rule sees), which knows nothing of rules.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar
+from typing import ClassVar
 
-if TYPE_CHECKING:
-    from runner.lint.context import ModelContext
-    from runner.project import Project
+from runner.lint.context import Location, ModelContext
+from runner.project import Project
 
 ERROR = "error"
 WARNING = "warning"
@@ -53,6 +54,19 @@ class RuleInfo:
 
         doc = inspect.cleandoc(cls.__doc__ or "")
         return doc.split("\n", 1)[1].strip() if "\n" in doc else ""
+
+    @classmethod
+    def violation(cls, context: ModelContext, location: Location, message: str) -> Violation:
+        """A finding of this rule in ``context``'s model, at ``location``."""
+        return Violation(
+            path=context.path,
+            line=location.line,
+            col=location.col,
+            code=cls.code,
+            message=message,
+            severity=cls.severity or ERROR,
+            rule=cls.__name__,
+        )
 
 
 class Rule(RuleInfo):

@@ -78,7 +78,7 @@ class SequenceColumnNotInStream(Rule):
                         f"({', '.join(sorted(columns))})"
                     )
                     found.append(
-                        context.violation(self, context.locate_line(line, column), message)
+                        self.violation(context, context.locate_line(line, column), message)
                     )
         return found
 
@@ -111,5 +111,5 @@ class TrackHistoryColumnNotInTarget(Rule):
                             f"({', '.join(sorted(columns))})"
                         )
                         where = context.locate_line(line, f"'{column}'")
-                        found.append(context.violation(self, where, message))
+                        found.append(self.violation(context, where, message))
         return found

@@ -12,11 +12,10 @@ from typing import TypeVar
 from sqlglot import exp
 from sqlglot.errors import ParseError, TokenError
 
-from runner.compile import CompiledStatement
 from runner.config import ModelSpec
 from runner.errors import RunnerError
-from runner.lint.base import ERROR, Rule, RuleInfo, Violation
 from runner.lint.jinja_scan import TemplateScan
+from runner.model_sql import CompiledStatement
 from runner.project import Project
 
 _JINJA_OPENERS = ("{{", "{%", "{#")
@@ -57,7 +56,6 @@ class ModelContext:
     render_errors: list[RunnerError] = field(default_factory=list)
     setup: list[ParsedStatement] = field(default_factory=list)
     batches: dict[int, list[ParsedStatement]] = field(default_factory=dict)
-    analysis: list[Violation] = field(default_factory=list)  # from `--analyze`, else empty
 
     @property
     def source_lines(self) -> list[str]:
@@ -77,17 +75,6 @@ class ModelContext:
                     yield parsed, node
 
     # -- locations ----------------------------------------------------------------------------
-
-    def violation(self, rule: type[RuleInfo] | Rule, location: Location, message: str) -> Violation:
-        return Violation(
-            path=self.path,
-            line=location.line,
-            col=location.col,
-            code=rule.code,
-            message=message,
-            severity=rule.severity or ERROR,
-            rule=type(rule).__name__ if isinstance(rule, Rule) else rule.__name__,
-        )
 
     def locate_node(self, parsed: ParsedStatement, node: exp.Expr | None) -> Location:
         """The source position of ``node`` (the earliest token under it that has a position)."""

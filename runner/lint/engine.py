@@ -15,15 +15,15 @@ from typing import Any
 
 from sqlglot.errors import ParseError, TokenError
 
-from runner.compile import compile_batch, compile_setup, relative_location
 from runner.config import LintSettings, ModelSpec
 from runner.errors import ConfigError, RunnerError
-from runner.lint.analyze import Analyzer, analysis_rules, attach_findings, plan_analysis
+from runner.lint.analyze import Analyzer, analysis_rules, analysis_violations, plan_analysis
 from runner.lint.base import ERROR, WARNING, Rule, Violation
 from runner.lint.context import ModelContext, ParsedStatement
 from runner.lint.jinja_scan import scan_template
 from runner.lint.rules import all_rules
 from runner.logs import logger_level
+from runner.model_sql import compile_batch, compile_setup, relative_location
 from runner.project import Project, load
 from runner.selection import select_models
 from runner.sql.dialect import parse_statement
@@ -91,9 +91,10 @@ def lint_loaded(
     statements = 0
     with _quiet_sqlglot():
         contexts = [_safe_context(project, file, cache) for file in files]
+    analysis: dict[Path, list[Violation]] = {}  # from `--analyze`, else empty
     if analyzer is not None:
         plans = [plan for plan in map(plan_analysis, contexts) if plan is not None]
-        attach_findings(contexts, analyzer(project, plans))
+        analysis = analysis_violations(contexts, analyzer(project, plans))
     with _quiet_sqlglot():
         for context in contexts:
             statements += sum(1 for _ in context.statements())
@@ -104,7 +105,7 @@ def lint_loaded(
                         violations.add(violation)  # a linter bug: never suppressed
                     elif not _is_suppressed(violation, suppressed):
                         violations.add(replace(violation, severity=severity))
-            for violation in context.analysis:
+            for violation in analysis.get(context.file, []):
                 if violation.code in project.lint.disable:
                     continue
                 if not _is_suppressed(violation, suppressed):

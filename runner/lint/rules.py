@@ -1,7 +1,8 @@
 """The built-in SQL lint rules, one class each; the docstring is the rule's documentation.
 
 These look at sqlglot expressions parsed with the Delta dialect and never read SQL text with
-regexes; the rules about templates (unknown names, render failures) are in template_rules.py.
+regexes; the questions they ask of expressions are in expressions.py. The rules about templates
+(unknown names, render failures) are in template_rules.py.
 """
 
 from __future__ import annotations
@@ -10,14 +11,27 @@ from sqlglot import exp
 from sqlglot.errors import ParseError
 from sqlglot.tokens import TokenType
 
-from runner.compile import target_columns
 from runner.ddl import column_names
 from runner.errors import RunnerError
-from runner.lint import analysis
 from runner.lint.base import ERROR, WARNING, Rule, Violation
 from runner.lint.cdc_rules import SequenceColumnNotInStream, TrackHistoryColumnNotInTarget
 from runner.lint.context import Location, ModelContext, ParsedStatement
+from runner.lint.expressions import (
+    equality_pairs,
+    final_selects,
+    merge_source,
+    optimized_table,
+    reachable_queries,
+    run_together_at,
+    statement_results,
+    table_key,
+    target_names,
+    temp_views,
+    unique_on,
+    with_ctes,
+)
 from runner.lint.template_rules import ModelDoesNotRender, UnknownReference
+from runner.model_sql import target_columns
 from runner.sql.dialect import Delta, Optimize, Vacuum
 
 CDF_PROPERTY = "delta.enableChangeDataFeed"
@@ -66,7 +80,7 @@ class SqlSyntaxError(Rule):
                 where = context.locate_line(parsed.statement.line)
                 message = str(error).split("\n", 1)[0]
             found.append(
-                context.violation(self, where, f"SQL syntax error in {_what(parsed)}: {message}")
+                self.violation(context, where, f"SQL syntax error in {_what(parsed)}: {message}")
             )
         return found
 
@@ -88,12 +102,12 @@ class MergeOnMissesUniqueKey(Rule):
             return []
         found = []
         for parsed, merge in context.expressions(exp.Merge):
-            if analysis.table_key(merge.this) != model.target_table.lower():
+            if table_key(merge.this) != model.target_table.lower():
                 continue
-            targets = analysis.target_names(merge)
+            targets = target_names(merge)
             compared = {
                 column.name.lower()
-                for pair in analysis.equality_pairs(merge.args.get("on"))
+                for pair in equality_pairs(merge.args.get("on"))
                 for column in pair
                 if column.table.lower() in targets or not column.table
             }
@@ -106,7 +120,7 @@ class MergeOnMissesUniqueKey(Rule):
                     f"MERGE ON does not compare unique_key column(s) {', '.join(missing)} of "
                     f"{model.target_table}; add {fix}"
                 )
-                found.append(context.violation(self, where, message))
+                found.append(self.violation(context, where, message))
         return found
 
 
@@ -130,16 +144,16 @@ class MergeSourceNotDeduplicated(Rule):
             return []
         found = []
         for statements in context.batches.values():
-            views = analysis.temp_views(statements)
+            views = temp_views(statements)
             for parsed in statements:
                 if not isinstance(parsed.expression, exp.Merge):
                     continue
                 merge = parsed.expression
-                scope = analysis.with_ctes(views, merge)
-                source = analysis.merge_source(merge, scope)
+                scope = with_ctes(views, merge)
+                source = merge_source(merge, scope)
                 keys = {
                     column.name.lower()
-                    for pair in analysis.equality_pairs(merge.args.get("on"))
+                    for pair in equality_pairs(merge.args.get("on"))
                     for column in pair
                     if column.table.lower() == source.alias
                 } or {key.lower() for key in model.config.unique_keys}
@@ -149,7 +163,7 @@ class MergeSourceNotDeduplicated(Rule):
                     unique: bool | None = False
                     what = f"the raw micro-batch view {model.batch_view}"
                 else:
-                    unique = analysis.unique_on(source.query, keys, scope, model.batch_view)
+                    unique = unique_on(source.query, keys, scope, model.batch_view)
                     what = f"view {source.name}" if source.name else "the source subquery"
                 if unique is False:
                     where = context.locate_node(parsed, source.node)
@@ -158,7 +172,7 @@ class MergeSourceNotDeduplicated(Rule):
                         "two events of one key in a batch fail with 'multiple source rows "
                         "matched'; read from {{ dedupe(batch, key=...) }} or keep ROW_NUMBER() = 1"
                     )
-                    found.append(context.violation(self, where, message))
+                    found.append(self.violation(context, where, message))
         return found
 
 
@@ -178,14 +192,14 @@ class NonDeterministicMergeSource(Rule):
     def check(self, context: ModelContext) -> list[Violation]:
         found = []
         for statements in context.batches.values():
-            views = analysis.temp_views(statements)
+            views = temp_views(statements)
             by_root = {id(s.expression): s for s in statements if s.expression is not None}
             for parsed in statements:
                 if not isinstance(parsed.expression, exp.Merge):
                     continue
-                scope = analysis.with_ctes(views, parsed.expression)
-                source = analysis.merge_source(parsed.expression, scope)
-                for view, query in analysis.reachable_queries(source.query, scope):
+                scope = with_ctes(views, parsed.expression)
+                source = merge_source(parsed.expression, scope)
+                for view, query in reachable_queries(source.query, scope):
                     # a view's functions are located in the statement that creates the view
                     home = by_root.get(id(query.root()), parsed)
                     for func in query.find_all(exp.Func):
@@ -197,7 +211,7 @@ class NonDeterministicMergeSource(Rule):
                                 "or re-scanned source gives different rows"
                             )
                             where = context.locate_node(home, func)
-                            found.append(context.violation(self, where, message))
+                            found.append(self.violation(context, where, message))
         return found
 
 
@@ -217,7 +231,7 @@ class ZorderColumnInvalid(Rule):
         by_target = {m.target_table.lower(): m for m in project.models.values()}
         found = []
         for parsed, optimize in context.expressions(Optimize):
-            model = by_target.get(analysis.optimized_table(optimize))
+            model = by_target.get(optimized_table(optimize))
             if model is None:
                 continue
             partitions = {c.lower() for c in model.config.partitioned_by}
@@ -238,7 +252,7 @@ class ZorderColumnInvalid(Rule):
                     continue
                 where = self._where(context, parsed, column)
                 message = f"ZORDER BY {column.name}: {problem}"
-                found.append(context.violation(self, where, message))
+                found.append(self.violation(context, where, message))
         return found
 
     @staticmethod
@@ -279,7 +293,7 @@ class ChangeDataFeedNotEnabled(Rule):
                     f"reads the Change Data Feed of {writer.target_table}, but model "
                     f"{writer.name} does not set table_properties={{'{CDF_PROPERTY}': 'true'}}"
                 )
-                found.append(context.violation(self, context.locate_node(parsed, first), message))
+                found.append(self.violation(context, context.locate_node(parsed, first), message))
         return found
 
     def _stream_reads(self, context: ModelContext) -> list[Violation]:
@@ -296,7 +310,7 @@ class ChangeDataFeedNotEnabled(Rule):
             f"stream {stream.name} reads the Change Data Feed of {writer.target_table}, but model "
             f"{writer.name} does not set table_properties={{'{CDF_PROPERTY}': 'true'}}"
         )
-        return [context.violation(self, context.locate_line(line, stream.name), message)]
+        return [self.violation(context, context.locate_line(line, stream.name), message)]
 
 
 class MergeWhenNotMatchedBySource(Rule):
@@ -327,7 +341,7 @@ class MergeWhenNotMatchedBySource(Rule):
                     "every target row absent from one micro-batch, and rewrites the whole target "
                     "on every batch"
                 )
-                found.append(context.violation(self, where, message))
+                found.append(self.violation(context, where, message))
         return found
 
 
@@ -345,15 +359,15 @@ class SelectStarInFinalProjection(Rule):
     def check(self, context: ModelContext) -> list[Violation]:
         found = []
         for parsed in context.statements():
-            for query in analysis.statement_results(parsed.expression):
-                for select in analysis.final_selects(query):
+            for query in statement_results(parsed.expression):
+                for select in final_selects(query):
                     for item in select.expressions:
                         if isinstance(item, exp.Star) or (
                             isinstance(item, exp.Column) and isinstance(item.this, exp.Star)
                         ):
                             where = context.locate_node(parsed, item)
                             message = f"SELECT * in the final projection of {_what(parsed)}"
-                            found.append(context.violation(self, where, message))
+                            found.append(self.violation(context, where, message))
         return found
 
 
@@ -369,8 +383,8 @@ class OpaqueStatement(Rule):
 
     def check(self, context: ModelContext) -> list[Violation]:
         return [
-            context.violation(
-                self,
+            self.violation(
+                context,
                 context.locate_line(parsed.statement.line),
                 f"{_what(parsed)} is not understood by the Delta dialect; it is not linted",
             )
@@ -401,10 +415,10 @@ class WholeTargetDmlPerBatch(Rule):
             for parsed in statements:
                 node = parsed.expression
                 if isinstance(node, exp.TruncateTable):
-                    tables = [analysis.table_key(t) for t in node.expressions]
+                    tables = [table_key(t) for t in node.expressions]
                     verb = "TRUNCATE"
                 elif isinstance(node, (exp.Delete, exp.Update)) and not node.args.get("where"):
-                    tables = [analysis.table_key(node.this)]
+                    tables = [table_key(node.this)]
                     verb = "DELETE" if isinstance(node, exp.Delete) else "UPDATE"
                 else:
                     continue
@@ -415,7 +429,7 @@ class WholeTargetDmlPerBatch(Rule):
                         "micro-batch and rewrites the whole table each time; restrict it to "
                         "the batch's keys or use MERGE"
                     )
-                    found.append(context.violation(self, where, message))
+                    found.append(self.violation(context, where, message))
         return found
 
 
@@ -445,7 +459,7 @@ class VacuumRetainBelowDefault(Rule):
                     f"{SAFE_RETAIN_HOURS} hours: Delta rejects it, or (with the retention check "
                     "off) deletes files that streams and time travel still read"
                 )
-                found.append(context.violation(self, where, message))
+                found.append(self.violation(context, where, message))
         return found
 
 
@@ -473,7 +487,7 @@ class SequenceByNotCompared(Rule):
         found = []
         reported: set[int] = set()
         for parsed, merge in context.expressions(exp.Merge):
-            if analysis.table_key(merge.this) != model.target_table.lower():
+            if table_key(merge.this) != model.target_table.lower():
                 continue
             guarded = _compares_on(merge, sequence) or _source_filtered_on(merge, sequence)
             if guarded or parsed.statement.line in reported:
@@ -486,7 +500,7 @@ class SequenceByNotCompared(Rule):
                 "nor does its source filter on it against the target: a late, older event "
                 "overwrites a newer row"
             )
-            found.append(context.violation(self, where, message))
+            found.append(self.violation(context, where, message))
         return found
 
 
@@ -506,13 +520,13 @@ class MissingSemicolon(Rule):
         for parsed in context.statements():
             if parsed.error is None and not isinstance(parsed.expression, exp.Command):
                 continue
-            offset = analysis.run_together_at(parsed.sql)
+            offset = run_together_at(parsed.sql)
             if offset is None:
                 continue
             keyword = parsed.sql[offset:].split(None, 1)[0].upper()
             where = context.locate_offset(parsed, offset, keyword)
             message = f"missing ';' before {keyword}: two statements run together"
-            found.append(context.violation(self, where, message))
+            found.append(self.violation(context, where, message))
         return found
 
 
@@ -570,7 +584,7 @@ def _nondeterministic_name(func: exp.Func) -> str:
 
 def _compares_on(merge: exp.Merge, column: str) -> bool:
     """Does a WHEN MATCHED condition compare a source and a target column named ``column``?"""
-    targets = analysis.target_names(merge)
+    targets = target_names(merge)
     using = merge.args.get("using")
     source = using.alias_or_name.lower() if using is not None else ""
     whens = merge.args.get("whens")
@@ -598,10 +612,10 @@ def _source_filtered_on(merge: exp.Merge, column: str) -> bool:
     """
     using = merge.args.get("using")
     query = using.this if isinstance(using, exp.Subquery) else None
-    target = analysis.table_key(merge.this)
+    target = table_key(merge.this)
     if query is None or not target:
         return False
-    if not any(analysis.table_key(table) == target for table in query.find_all(exp.Table)):
+    if not any(table_key(table) == target for table in query.find_all(exp.Table)):
         return False
     return any(
         any(c.name.lower() == column for c in compare.find_all(exp.Column))

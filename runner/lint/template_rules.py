@@ -5,10 +5,10 @@ They read the Jinja syntax tree (``jinja_scan``) and the errors of loading and r
 
 from __future__ import annotations
 
-from runner.compile import relative_location
 from runner.lint.base import ERROR, Rule, Violation
 from runner.lint.context import ModelContext
 from runner.lint.jinja_scan import NOT_CONST, context_names
+from runner.model_sql import relative_location
 from runner.project import Project
 
 
@@ -33,8 +33,8 @@ class UnknownReference(Rule):
                 where = context.locate_line(call.line, name)
                 known = ", ".join(sorted(models)) or "(none)"
                 found.append(
-                    context.violation(
-                        self, where, f"ref('{name}'): no such model (models: {known})"
+                    self.violation(
+                        context, where, f"ref('{name}'): no such model (models: {known})"
                     )
                 )
         stream = context.scan.config_value("stream")
@@ -42,7 +42,7 @@ class UnknownReference(Rule):
             line = context.scan.config_line("stream") or 1
             known = ", ".join(sorted(project.streams)) or "(none)"
             message = f"config(stream='{stream}'): no such stream (streams: {known})"
-            found.append(context.violation(self, context.locate_line(line, stream), message))
+            found.append(self.violation(context, context.locate_line(line, stream), message))
         known_names = context_names() | set(project.templates.macro_names)
         reported: set[tuple[str, int]] = set()
         for use in context.scan.names:
@@ -51,7 +51,7 @@ class UnknownReference(Rule):
             reported.add((use.name, use.line))
             kind = "macro" if use.called else "name"
             message = f"unknown {kind} '{use.name}'"
-            found.append(context.violation(self, context.locate_line(use.line, use.name), message))
+            found.append(self.violation(context, context.locate_line(use.line, use.name), message))
         return found
 
     def check_project(self, project: Project) -> list[Violation]:
@@ -95,5 +95,5 @@ class ModelDoesNotRender(Rule):
             line = error.line if error.line and error.file == context.file else 1
             where_text = f" ({error.detail})" if error.detail else ""
             message = f"{error.message}{where_text}"
-            found.append(context.violation(self, context.locate_line(line), message))
+            found.append(self.violation(context, context.locate_line(line), message))
         return found

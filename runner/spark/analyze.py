@@ -48,7 +48,6 @@ from pyspark.errors import ParseException, PySparkException
 from pyspark.logger import PySparkLogger
 from pyspark.sql import SparkSession
 
-from runner.compile import compile_setup
 from runner.config import ModelSpec, split_table_name
 from runner.errors import RunnerError
 from runner.lint.analyze import (
@@ -60,6 +59,7 @@ from runner.lint.analyze import (
     PlannedStatement,
 )
 from runner.logs import logger_level
+from runner.model_sql import compile_setup
 from runner.project import Project
 from runner.spark.errors import spark_error_text
 from runner.spark.session import build_session

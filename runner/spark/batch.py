@@ -12,20 +12,20 @@ import json
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
 from pyspark.sql import DataFrame
 
-from runner.compile import compile_batch
 from runner.config import ModelSpec
 from runner.errors import RunnerError
+from runner.model_sql import compile_batch
 from runner.project import Project
 from runner.spark.batch_facts import prepare_batch_facts
+from runner.spark.batch_report import BatchReport
 from runner.spark.errors import first_line
 from runner.spark.eventlog import record_batch
-from runner.spark.expectations import ExpectationOutcome, apply_expectations
+from runner.spark.expectations import apply_expectations
 from runner.spark.replay import committed_metrics
 from runner.spark.schema_drift import promote_rescued_fields
 from runner.spark.sources import BatchSourceContext, batch_source_metrics, prepare_batch
@@ -39,29 +39,6 @@ class BatchFailed(RunnerError):
 class StopRequested(Exception):
     """Raised at the start of a batch after a stop was asked for: the batch did no work, so
     Spark replays it on the next start."""
-
-
-@dataclass
-class BatchReport:
-    """What one micro-batch did, for progress output and metrics."""
-
-    model: str
-    batch_id: int
-    started_at: datetime | None = None
-    seconds: float = 0.0
-    input_rows: int = 0
-    quarantined: int = 0
-    rescued: int = 0  # good rows with fields the stream's schema does not declare
-    expectations: list[ExpectationOutcome] = field(default_factory=list)
-    statements: list[StatementResult] = field(default_factory=list)
-
-    @property
-    def merge_counts(self) -> dict[str, int]:
-        totals: dict[str, int] = {}
-        for result in self.statements:
-            for key, value in result.metrics.items():
-                totals[key] = totals.get(key, 0) + value
-        return totals
 
 
 def run_batch(

@@ -9,8 +9,8 @@ from py4j.protocol import Py4JError
 from pyspark.errors import PySparkException
 from pyspark.sql import SparkSession
 
-from runner.compile import CompiledStatement, compile_setup
 from runner.errors import RunnerError
+from runner.model_sql import CompiledStatement, compile_setup
 from runner.project import Project
 from runner.spark.errors import first_line
 from runner.spark.relations import attach_existing

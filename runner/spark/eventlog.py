@@ -8,15 +8,12 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from pyspark.sql import Row, SparkSession
 
 from runner.config import TargetSpec
+from runner.spark.batch_report import BatchReport
 from runner.spark.errors import retry_on_conflict
-
-if TYPE_CHECKING:
-    from runner.spark.batch import BatchReport
 
 EVENT_LOG_SCHEMA = (
     "model STRING, batch_id BIGINT, query_id STRING, started_at TIMESTAMP, seconds DOUBLE, "

@@ -40,7 +40,7 @@ from pyspark.sql.types import StringType, StructType, _parse_datatype_string
 
 from runner.config import StreamSpec
 from runner.errors import ConfigError
-from runner.kafka.spec import KAFKA_COLUMNS, KafkaSpec
+from runner.kafka_spec import KAFKA_COLUMNS, KafkaSpec
 from runner.spark.quarantine import ensure_quarantine_table, write_quarantine
 
 CORRUPT_COLUMN = "_corrupt_record"

@@ -9,7 +9,7 @@ from pyspark.sql import SparkSession
 
 from runner.config import KAFKA_FORMAT, ModelSpec, TriggerSpec
 from runner.project import Project
-from runner.spark.batch import BatchReport
+from runner.spark.batch_report import BatchReport
 from runner.spark.jars import pyspark_version
 from runner.spark.kafka_source import connector_coordinates
 from runner.spark.query import NO_CALLBACKS, Callbacks, RunningModel, start_model, wait_for_all

@@ -15,7 +15,8 @@ from pyspark.sql.streaming import StreamingQuery
 from runner.config import ModelSpec, TriggerSpec
 from runner.errors import RunnerError
 from runner.project import Project
-from runner.spark.batch import BatchExecutor, BatchReport
+from runner.spark.batch import BatchExecutor
+from runner.spark.batch_report import BatchReport
 from runner.spark.eventlog import ensure_event_log
 from runner.spark.remote_batches import (
     EventLogProgress,

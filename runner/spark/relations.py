@@ -6,7 +6,7 @@ from pathlib import Path
 
 from pyspark.sql import SparkSession
 
-from runner.compile import CompiledStatement
+from runner.model_sql import CompiledStatement
 from runner.spark.statements import run_statement
 from runner.spark.targets import forget_stale_registration, is_delta_table
 

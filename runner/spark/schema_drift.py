@@ -27,10 +27,10 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
-from runner.compile import target_columns
 from runner.config import RESCUED_COLUMN, ModelSpec
 from runner.ddl import column_names
 from runner.errors import ConfigError, RunnerError
+from runner.model_sql import target_columns
 from runner.project import Project
 
 

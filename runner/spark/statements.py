@@ -11,8 +11,8 @@ from py4j.protocol import Py4JError
 from pyspark.errors import PySparkException
 from pyspark.sql import SparkSession
 
-from runner.compile import CompiledStatement
 from runner.errors import ModelSqlError
+from runner.model_sql import CompiledStatement
 from runner.spark.errors import (
     ConflictRetriesExhausted,
     first_line,

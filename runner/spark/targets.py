@@ -8,9 +8,9 @@ from pathlib import Path
 from pyspark.errors import AnalysisException
 from pyspark.sql import SparkSession
 
-from runner.compile import compile_setup, set_properties_statement
 from runner.config import ModelSpec
 from runner.errors import ConfigError
+from runner.model_sql import compile_setup, set_properties_statement
 from runner.project import Project
 from runner.spark.statements import StatementResult, run_statement
 

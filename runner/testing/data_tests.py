@@ -30,11 +30,11 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from runner.compile import batch_context
 from runner.errors import ConfigError
+from runner.model_sql import batch_context
 from runner.project import Project
+from runner.testing.models_yaml import check_keys, models_yaml_documents, require_map
 from runner.testing.seeds import SeedSpec
-from runner.testing.test_yaml import check_keys, require_map, test_documents
 from runner.yaml_loader import YamlMap
 
 # kind -> (parameters it requires, whether it tests one column)
@@ -76,7 +76,7 @@ class DataTestSpec:
 def load_data_tests(project: Project, seeds: dict[str, SeedSpec]) -> list[DataTestSpec]:
     """Every data test under ``models:`` in ``models/*.yml``, in declaration order."""
     tests: list[DataTestSpec] = []
-    for doc in test_documents(project):
+    for doc in models_yaml_documents(project):
         models = doc.child("models")
         for model_name, raw in models.items():
             if model_name not in project.models:

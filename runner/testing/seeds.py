@@ -20,9 +20,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
-from runner.compile import CompiledStatement
 from runner.config import ModelConfig, split_table_name
 from runner.errors import ConfigError, RunnerError
+from runner.model_sql import CompiledStatement
 from runner.project import Project
 from runner.templating.context import ConfigProxy, Relation, model_context
 from runner.testing.layout import project_folder, yaml_files

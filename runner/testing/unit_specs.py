@@ -28,11 +28,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from runner.compile import target_columns
 from runner.config import CDF_COLUMNS, KAFKA_FORMAT, ModelSpec
 from runner.errors import ConfigError
+from runner.model_sql import target_columns
 from runner.project import Project
-from runner.testing.test_yaml import check_keys, require_map, test_documents
+from runner.testing.models_yaml import check_keys, models_yaml_documents, require_map
 from runner.testing.values import Column, check_value, parse_columns
 from runner.yaml_loader import YamlMap
 
@@ -72,7 +72,7 @@ class UnitTestSpec:
 def load_unit_tests(project: Project) -> list[UnitTestSpec]:
     """Every unit test under ``unit_tests:`` in ``models/*.yml``."""
     tests: dict[str, UnitTestSpec] = {}
-    for doc in test_documents(project):
+    for doc in models_yaml_documents(project):
         declared = doc.child("unit_tests")
         for name, raw in declared.items():
             spec = require_map(raw, f"unit test '{name}'", declared, name)

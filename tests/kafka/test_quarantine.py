@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from pyspark.sql import SparkSession
 
-from runner.kafka.spec import KafkaSpec
+from runner.kafka_spec import KafkaSpec
 from runner.spark.kafka_source import last_batch_result, prepare_kafka_batch
 from runner.spark.quarantine import QuarantineError, quarantine_location
 from runner.spark.sources import BatchSourceContext, batch_source_metrics, prepare_batch

@@ -12,8 +12,8 @@ import pytest
 from pyspark.errors import PySparkException
 from pyspark.sql import SparkSession
 
-from runner.compile import CompiledStatement
 from runner.errors import ModelSqlError
+from runner.model_sql import CompiledStatement
 from runner.spark import errors
 from runner.spark.errors import ConflictRetriesExhausted, retry_on_conflict
 from runner.spark.statements import run_statement

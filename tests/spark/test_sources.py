@@ -9,7 +9,7 @@ import pytest
 from pyspark.sql import SparkSession
 
 from runner.project import load
-from runner.spark.batch import BatchReport
+from runner.spark.batch_report import BatchReport
 from runner.spark.pipeline import stream_models
 from runner.spark.query import Callbacks
 from tests.conftest import write_project

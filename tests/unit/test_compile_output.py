@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from runner.artifacts import maintenance_schedule, render_compiled_model, write_compiled
 from runner.cli.app import app
-from runner.compile import compile_setup
-from runner.compiled import maintenance_schedule, render_compiled_model, write_compiled
 from runner.errors import ConfigError
+from runner.model_sql import compile_setup
 from runner.project import load
 from runner.sql.dialect import parse_statement
 from runner.templating.splitter import split_statements

@@ -4,7 +4,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from runner.compiled import build_manifest
+from runner.artifacts import build_manifest
 from runner.project import load
 from runner.selection import dependency_graph
 

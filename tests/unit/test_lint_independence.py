@@ -1,15 +1,13 @@
-"""Lint rules are independent: disabling one removes its own findings and nothing else, and
-the modules of runner.lint import each other without a cycle."""
+"""Lint rules are independent: disabling one removes its own findings and nothing else.
+(That runner.lint's modules import each other without a cycle: tests/unit/test_import_graph.py.)"""
 
 from __future__ import annotations
 
-import ast
 import shutil
 from pathlib import Path
 
 from runner.lint import all_rules, lint_project
 
-REPO = Path(__file__).resolve().parents[2]
 FIXTURES = Path(__file__).parent / "fixtures" / "lint"
 
 
@@ -47,41 +45,3 @@ def test_a_ghost_ref_fails_lint_with_the_unknown_reference_rule_disabled(tmp_pat
     project_yml.write_text(f"{project_yml.read_text().rstrip()}\nlint:\n  disable: [DL007]\n")
     found = [v for v in lint_project(root).violations if v.path.endswith("DL007_bad_ref.sql")]
     assert [v.code for v in found] == ["DL010"] and "no_such_model" in found[0].message
-
-
-def _imports(path: Path, package: str) -> set[str]:
-    """The runner.* modules ``path`` imports at run time (not under ``if TYPE_CHECKING``)."""
-    tree = ast.parse(path.read_text())
-    skipped: set[int] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
-            skipped |= {id(n) for n in ast.walk(node)}
-    found = set()
-    for node in ast.walk(tree):
-        if id(node) in skipped:
-            continue
-        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith(package):
-            found.add(node.module)
-            found |= {f"{node.module}.{alias.name}" for alias in node.names}
-        elif isinstance(node, ast.Import):
-            found |= {a.name for a in node.names if a.name.startswith(package)}
-    return found
-
-
-def test_runner_lint_has_no_import_cycle() -> None:
-    package = "runner.lint"
-    modules = {
-        f"{package}.{p.stem}": p
-        for p in (REPO / "runner" / "lint").glob("*.py")
-        if p.stem != "__init__"
-    }
-    graph = {name: _imports(path, package) & set(modules) for name, path in modules.items()}
-
-    def reaches(start: str, goal: str, seen: set[str]) -> bool:
-        for nxt in graph[start]:
-            if nxt == goal or (nxt not in seen and reaches(nxt, goal, seen | {nxt})):
-                return True
-        return False
-
-    cycles = sorted(name for name in graph if reaches(name, name, {name}))
-    assert cycles == [], f"modules in an import cycle: {cycles}"

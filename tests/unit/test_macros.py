@@ -13,8 +13,8 @@ from typer.testing import CliRunner
 
 from runner import project as project_loader
 from runner.cli.app import app
-from runner.compile import compile_batch
 from runner.errors import TemplateError
+from runner.model_sql import compile_batch
 from runner.templating.batch_facts import BatchFacts, ColumnStats, TypedLiteral, sql_literal
 
 REPO = Path(__file__).resolve().parents[2]

@@ -100,7 +100,7 @@ def test_parse_vars() -> None:
 
 def test_pure_half_never_imports_pyspark(example_project: Path) -> None:
     code = (
-        "import sys; from runner.project import load; from runner.compile import compile_batch;"
+        "import sys; from runner.project import load; from runner.model_sql import compile_batch;"
         f"p = load({str(example_project)!r}); compile_batch(p, p.model('orders_merge'), 1);"
         "assert 'pyspark' not in sys.modules, 'pyspark was imported'"
     )

@@ -5,8 +5,8 @@ from pathlib import Path
 import pytest
 
 from runner import project as project_loader
-from runner.compile import compile_batch, compile_setup, maintenance_due
 from runner.errors import ConfigError, TemplateError
+from runner.model_sql import compile_batch, compile_setup, maintenance_due
 
 HEADER = "{{ config(stream='orders', target='silver.orders', unique_key='order_id') }}\n"
 

@@ -1,4 +1,5 @@
-"""The YAML files beside the models that declare tests (``models/*.yml``), read once."""
+"""The YAML files beside the models (``models/*.yml``), which declare data tests and unit tests;
+read once."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from runner.yaml_loader import YamlMap, check_keys, load_yaml
 TEST_DOCUMENT_KEYS = ("version", "models", "unit_tests")
 
 
-def test_documents(project: Project) -> list[YamlMap]:
+def models_yaml_documents(project: Project) -> list[YamlMap]:
     """Every ``models/*.yml`` document (each may hold ``models:`` and ``unit_tests:``)."""
     documents = [load_yaml(file) for file in yaml_files(project_folder(project, "models"))]
     for document in documents:
@@ -31,4 +32,4 @@ def require_map(value: Any, what: str, parent: YamlMap, key: Any) -> YamlMap:
     return value
 
 
-__all__ = ["check_keys", "require_map", "test_documents"]
+__all__ = ["check_keys", "models_yaml_documents", "require_map"]

@@ -1,4 +1,5 @@
-"""``runner compile``: write the SQL each model will run, and a manifest, under target/compiled/.
+"""The artifacts of ``runner compile``: the SQL each model will run, and a manifest, written
+under target/compiled/.
 
 Every file is byte-identical across runs and machines: paths are project-relative (table
 locations too, through ``compile_setup(..., location_root=...)``), JSON keys are sorted and
@@ -20,7 +21,10 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from runner.compile import (
+from runner.config import ModelSpec
+from runner.errors import RunnerError
+from runner.lineage import Lineage, build_lineage
+from runner.model_sql import (
     CompiledStatement,
     compile_batch,
     compile_maintenance,
@@ -29,9 +33,6 @@ from runner.compile import (
     set_properties_statement,
     target_columns,
 )
-from runner.config import ModelSpec
-from runner.errors import RunnerError
-from runner.lineage import Lineage, build_lineage
 from runner.project import Project
 from runner.testing.data_tests import load_data_tests
 from runner.testing.seeds import load_seeds

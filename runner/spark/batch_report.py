@@ -1,0 +1,37 @@
+"""What one micro-batch did: the ``BatchReport`` that ``run_batch`` returns.
+
+In a module of its own because several need it and none should import another for it:
+``batch.py`` fills it in, ``eventlog.py`` records it, ``remote_batches.py`` rebuilds it from the
+event log, and progress output shows it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from runner.spark.expectations import ExpectationOutcome
+from runner.spark.statements import StatementResult
+
+
+@dataclass
+class BatchReport:
+    """What one micro-batch did, for progress output and metrics."""
+
+    model: str
+    batch_id: int
+    started_at: datetime | None = None
+    seconds: float = 0.0
+    input_rows: int = 0
+    quarantined: int = 0
+    rescued: int = 0  # good rows with fields the stream's schema does not declare
+    expectations: list[ExpectationOutcome] = field(default_factory=list)
+    statements: list[StatementResult] = field(default_factory=list)
+
+    @property
+    def merge_counts(self) -> dict[str, int]:
+        totals: dict[str, int] = {}
+        for result in self.statements:
+            for key, value in result.metrics.items():
+                totals[key] = totals.get(key, 0) + value
+        return totals
