@@ -375,7 +375,8 @@ class OpaqueStatement(Rule):
     """A statement parses only as an opaque command, so no rule can check it.
 
     sqlglot falls back to a generic command for statements it does not know (`SHOW ...`,
-    `REFRESH ...`). They may be fine for Spark, but the linter cannot see inside them.
+    `REFRESH ...`). They may be fine for Spark, but the linter cannot see inside them. Two
+    statements run together (a missing `;`) are DL015's finding, not this one.
     """
 
     code = "DL011"
@@ -389,7 +390,7 @@ class OpaqueStatement(Rule):
                 f"{_what(parsed)} is not understood by the Delta dialect; it is not linted",
             )
             for parsed in context.statements()
-            if isinstance(parsed.expression, exp.Command)
+            if isinstance(parsed.expression, exp.Command) and run_together_at(parsed.sql) is None
         ]
 
 
