@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, cast
 
+from runner.error_text import first_line
 from runner.errors import ConfigError
 
 ExpectationAction = Literal["warn", "drop", "quarantine", "fail"]
@@ -88,5 +89,5 @@ def condition_problem(condition: str) -> str | None:
     try:  # wrapped in a query: a condition that swallows the rest (a stray ';', a comment) fails
         parse_statement(f"SELECT 1 FROM t WHERE ({condition})")
     except ParseError as exc:
-        return str(exc).splitlines()[0]
+        return first_line(exc)
     return None

@@ -16,6 +16,7 @@ from typing import Any
 from sqlglot.errors import ParseError, TokenError
 
 from runner.config import LintSettings, ModelSpec
+from runner.error_text import first_line
 from runner.errors import ConfigError, RunnerError
 from runner.lint.analyze import Analyzer, analysis_rules, analysis_violations, plan_analysis
 from runner.lint.base import ERROR, WARNING, Rule, Violation
@@ -218,7 +219,8 @@ def _safe_check(rule: Rule, context: ModelContext) -> list[Violation]:
 
 
 def _describe(exc: BaseException) -> str:
-    return f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+    name, message = type(exc).__name__, first_line(exc)
+    return name if message == name else f"{name}: {message}"
 
 
 def _read(file: Path) -> str:

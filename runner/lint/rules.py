@@ -12,6 +12,7 @@ from sqlglot.errors import ParseError
 from sqlglot.tokens import TokenType
 
 from runner.ddl import column_names
+from runner.error_text import first_line
 from runner.errors import RunnerError
 from runner.lint.base import ERROR, WARNING, Rule, Violation
 from runner.lint.cdc_rules import SequenceColumnNotInStream, TrackHistoryColumnNotInTarget
@@ -78,7 +79,7 @@ class SqlSyntaxError(Rule):
                 message = f"{detail.get('description', 'syntax error')} near '{token}'"
             else:
                 where = context.locate_line(parsed.statement.line)
-                message = str(error).split("\n", 1)[0]
+                message = first_line(error)
             found.append(
                 self.violation(context, where, f"SQL syntax error in {_what(parsed)}: {message}")
             )
