@@ -75,6 +75,17 @@ class Project:
     def stream_of(self, model: ModelSpec) -> StreamSpec:
         return self.streams[model.config.stream or ""]
 
+    def target_columns_ddl(self, model: ModelSpec) -> str | None:
+        """The columns of a model's target, as DDL: its ``config(columns=...)``, or else the
+        columns of its stream; None when neither is known statically."""
+        return model.config.columns or self.stream_columns_ddl(self.stream_of(model))
+
+    def target_column_names(self, model: ModelSpec) -> list[str]:
+        """The names of a model's target columns, in order, backticks kept where the DDL has
+        them (``target_columns_ddl``); [] when they are not known statically."""
+        ddl = self.target_columns_ddl(model)
+        return column_names(ddl) if ddl else []
+
     def stream_columns_ddl(self, stream: StreamSpec) -> str | None:
         """The columns a stream's micro-batches have, as DDL, when they are known statically.
 
@@ -84,7 +95,7 @@ class Project:
         """
         if stream.ref and stream.ref in self.models:
             upstream = self.models[stream.ref]
-            ddl = upstream.config.columns or self.stream_columns_ddl(self.stream_of(upstream))
+            ddl = self.target_columns_ddl(upstream)
             if ddl and stream.change_data_feed:
                 ddl = f"{ddl}, {CDF_COLUMNS}"
             return ddl

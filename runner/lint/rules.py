@@ -11,9 +11,7 @@ from sqlglot import exp
 from sqlglot.errors import ParseError
 from sqlglot.tokens import TokenType
 
-from runner.ddl import column_names
 from runner.error_text import first_line
-from runner.errors import RunnerError
 from runner.lint.base import ERROR, WARNING, Rule, Violation
 from runner.lint.cdc_rules import SequenceColumnNotInStream, TrackHistoryColumnNotInTarget
 from runner.lint.context import Location, ModelContext, ParsedStatement
@@ -32,7 +30,6 @@ from runner.lint.expressions import (
     with_ctes,
 )
 from runner.lint.template_rules import ModelDoesNotRender, UnknownReference
-from runner.model_sql import target_columns
 from runner.sql.dialect import Delta, Optimize, Vacuum
 
 CDF_PROPERTY = "delta.enableChangeDataFeed"
@@ -236,13 +233,7 @@ class ZorderColumnInvalid(Rule):
             if model is None:
                 continue
             partitions = {c.lower() for c in model.config.partitioned_by}
-            try:
-                columns = {
-                    c.strip("`").lower()
-                    for c in column_names(", ".join(target_columns(project, model)))
-                }
-            except RunnerError:
-                columns = set()
+            columns = {c.strip("`").lower() for c in project.target_column_names(model)}
             for column in optimize.args.get("zorder") or []:
                 name = column.name.lower()
                 if name in partitions:

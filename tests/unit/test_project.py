@@ -138,3 +138,16 @@ def test_delta_ref_stream_has_the_upstream_columns_plus_cdf(example_project: Pat
 def test_delta_stream_errors(project_factory, stream_yaml, message) -> None:
     with pytest.raises(ConfigError, match=message):
         load(project_factory({"m": MODEL}, streams=stream_yaml))
+
+
+def test_target_column_names_come_from_columns_else_the_stream(project_factory) -> None:
+    declared = (
+        "{{ config(stream='orders', target='silver.a', columns='`order id` STRING, "
+        "amount DECIMAL(10,2)') }}\nSELECT 1;"
+    )
+    rate = "streams:\n  orders:\n    format: rate\n  ticks:\n    format: delta\n    table: s.t\n"
+    unknown = "{{ config(stream='ticks', target='silver.c') }}\nSELECT 1;"
+    project = load(project_factory({"a": declared, "b": MODEL, "c": unknown}, streams=rate))
+    assert project.target_column_names(project.model("a")) == ["`order id`", "amount"]
+    assert project.target_column_names(project.model("b")) == ["timestamp", "value"]
+    assert project.target_column_names(project.model("c")) == []  # a table's columns: unknown
