@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.markup import escape
+from rich.text import Text
 
 from runner.artifacts import project_path
 from runner.cli.errors import EXIT_FAILURE, reported_errors
@@ -85,11 +85,14 @@ def run_tests(
 
 
 def _print_result(result: TestResult) -> None:
-    label = {"pass": "[green]PASS[/]", "fail": "[red]FAIL[/]", "error": "[red]ERROR[/]"}
-    message = f": {escape(result.message)}" if result.message else ""
+    label = {"pass": ("PASS", "green"), "fail": ("FAIL", "red"), "error": ("ERROR", "red")}
     console.print(
-        f"{label[result.status]} {result.kind} {result.name} [dim]({result.model}, "
-        f"{result.seconds:.2f}s)[/]{message}"
+        Text.assemble(
+            label[result.status],
+            f" {result.kind} {result.name} ",
+            (f"({result.model}, {result.seconds:.2f}s)", "dim"),
+            f": {result.message}" if result.message else "",
+        )
     )
     for detail in result.details:
         console.print(detail)

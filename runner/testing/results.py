@@ -7,8 +7,10 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rich.console import Console, RenderableType
+from rich.console import RenderableType
 from rich.table import Table
+
+from runner.terminal import plain_console
 
 PASS, FAIL, ERROR = "pass", "fail", "error"
 
@@ -50,7 +52,7 @@ def failing_rows_table(
 def plain_text(renderables: list[RenderableType], width: int = 120) -> str:
     """Renderables as plain text (no colour codes), for JUnit XML and logs."""
     buffer = io.StringIO()
-    console = Console(file=buffer, width=width, no_color=True, color_system=None, highlight=False)
+    console = plain_console(file=buffer, width=width, no_color=True, color_system=None)
     for item in renderables:
         console.print(item)
     return buffer.getvalue()
