@@ -14,6 +14,7 @@ from typing import Any
 
 import yaml
 
+from runner.choices import is_one_of
 from runner.config import (
     CDF_COLUMNS,
     KAFKA_FORMAT,
@@ -21,6 +22,7 @@ from runner.config import (
     LINT_SEVERITIES,
     RESCUED_COLUMN_DDL,
     LintSettings,
+    LintSeverity,
     ModelConfig,
     ModelSpec,
     StreamSpec,
@@ -285,6 +287,7 @@ def _load_lint_settings(doc: YamlMap) -> LintSettings:
     lint = doc.child("lint")
     check_keys(lint, ("severity", "disable"), "lint")
     severity = lint.child("severity")
+    levels: dict[str, LintSeverity] = {}
     lines: dict[str, int] = {}
     for code, level in severity.items():
         line = severity.line_of(code)
@@ -292,12 +295,13 @@ def _load_lint_settings(doc: YamlMap) -> LintSettings:
             raise ConfigError(
                 f"lint.severity: {code!r} is not a rule code like DL008", file=lint.file, line=line
             )
-        if level not in LINT_SEVERITIES:
+        if not is_one_of(level, LINT_SEVERITIES):
             raise ConfigError(
                 f"lint.severity.{code} must be one of {', '.join(LINT_SEVERITIES)}, got {level!r}",
                 file=lint.file,
                 line=line,
             )
+        levels[code] = level
         lines[code] = line
     disable = lint.get("disable") or []
     if isinstance(disable, str):
@@ -312,7 +316,7 @@ def _load_lint_settings(doc: YamlMap) -> LintSettings:
             )
         lines.setdefault(code, line)
     return LintSettings(
-        severity={str(k): str(v) for k, v in severity.items()},
+        severity=levels,
         disable=tuple(disable),
         file=lint.file,
         lines=lines,

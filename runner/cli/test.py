@@ -15,7 +15,7 @@ from runner.cli.options import Debug, ProjectDir, Target, Vars
 from runner.cli.progress import console
 from runner.project import Project, load, parse_vars
 from runner.testing.data_tests import data_test_sql
-from runner.testing.results import TestResult, summary_line, write_junit_xml
+from runner.testing.results import TestResult, TestStatus, summary_line, write_junit_xml
 from runner.testing.suite import TestSuite, load_suite, select_tests
 
 TestSelect = Annotated[
@@ -85,7 +85,11 @@ def run_tests(
 
 
 def _print_result(result: TestResult) -> None:
-    label = {"pass": ("PASS", "green"), "fail": ("FAIL", "red"), "error": ("ERROR", "red")}
+    label: dict[TestStatus, tuple[str, str]] = {
+        "pass": ("PASS", "green"),
+        "fail": ("FAIL", "red"),
+        "error": ("ERROR", "red"),
+    }
     console.print(
         Text.assemble(
             label[result.status],

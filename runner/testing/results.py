@@ -6,13 +6,17 @@ import io
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Final, Literal
 
 from rich.console import RenderableType
 from rich.table import Table
 
 from runner.terminal import plain_console
 
-PASS, FAIL, ERROR = "pass", "fail", "error"
+TestStatus = Literal["pass", "fail", "error"]
+PASS: Final = "pass"
+FAIL: Final = "fail"
+ERROR: Final = "error"
 
 
 @dataclass
@@ -22,9 +26,9 @@ class TestResult:
     __test__ = False  # not a pytest test class
 
     name: str
-    kind: str  # 'data' or 'unit'
+    kind: Literal["data", "unit"]
     model: str
-    status: str = PASS
+    status: TestStatus = PASS
     seconds: float = 0.0
     message: str = ""  # one line: what failed
     details: list[RenderableType] = field(default_factory=list)  # tables of rows or diffs

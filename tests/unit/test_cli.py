@@ -111,3 +111,13 @@ def test_a_failing_statement_prints_intact_through_the_cli(project_factory, monk
         "resolved. Did you mean one of the following? [`s`.`items`]. SQLSTATE: 42703"
     )
     assert lines[1:4] == ["failing statement:", *(f"    {line}" for line in sql.splitlines())]
+
+
+@pytest.mark.parametrize(
+    ("command", "choices"),
+    [(["lint"], "text, json, github"), (["history", "--model", "m"], "table, json")],
+)
+def test_an_unknown_format_is_a_usage_error(command: list[str], choices: str) -> None:
+    result = runner.invoke(app, [*command, "--format", "jsno"])
+    assert result.exit_code == 2
+    assert f"error: --format must be one of {choices}, got 'jsno'" in result.stderr
