@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -399,7 +399,7 @@ class _PendingColumns(list):
         ddl = self._project.stream_columns_ddl(stream) if stream else None
         return column_names(ddl) if ddl else ["*"]
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[str]:
         return iter(self._names())
 
     def __len__(self) -> int:
