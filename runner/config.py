@@ -9,31 +9,39 @@ import difflib
 import re
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, Final, Literal, get_args
 
+from runner.choices import is_one_of
 from runner.errors import ConfigError
 from runner.expectations import Expectation, parse_expectations
 from runner.kafka_spec import KafkaSpec
 from runner.target_address import Address, TargetKind, parse_master, parse_remote
 
+# A stream's `format:` (runner/streams.py checks it).
+SourceFormat = Literal["json", "csv", "parquet", "rate", "rate-micro-batch", "kafka", "delta"]
+SOURCE_FORMATS: tuple[SourceFormat, ...] = get_args(SourceFormat)
 # Source formats with a fixed schema, and the formats that read files from a path.
-FIXED_SCHEMAS = {
+FIXED_SCHEMAS: dict[SourceFormat, str] = {
     "rate": "timestamp TIMESTAMP, value BIGINT",
     "rate-micro-batch": "timestamp TIMESTAMP, value BIGINT",
 }
-FILE_FORMATS = ("json", "csv", "parquet")
+FILE_FORMATS: tuple[SourceFormat, ...] = ("json", "csv", "parquet")
 # File formats read line by line: bad lines quarantined, undeclared fields kept in a column.
-LINE_FORMATS = ("json", "csv")
+LINE_FORMATS: tuple[SourceFormat, ...] = ("json", "csv")
 RESCUED_COLUMN = "_rescued_data"
 RESCUED_COLUMN_DDL = f"{RESCUED_COLUMN} STRING"
-KAFKA_FORMAT = "kafka"
-DELTA_FORMAT = "delta"
-SOURCE_FORMATS = (*FILE_FORMATS, *FIXED_SCHEMAS, KAFKA_FORMAT, DELTA_FORMAT)
+KAFKA_FORMAT: Final = "kafka"
+DELTA_FORMAT: Final = "delta"
 # The columns a Delta Change Data Feed adds to the table's own.
 CDF_COLUMNS = "_change_type STRING, _commit_version BIGINT, _commit_timestamp TIMESTAMP"
+# When micro-batches start: every interval, or once over what is available now.
+TriggerKind = Literal["processing_time", "available_now"]
 # What a batch whose columns differ from the target's does (runner/spark/schema_drift.py).
-SCHEMA_DRIFT_POLICIES = ("fail", "append_new_columns", "evolve")
-LINT_SEVERITIES = ("error", "warning")
+SchemaDriftPolicy = Literal["fail", "append_new_columns", "evolve"]
+SCHEMA_DRIFT_POLICIES: tuple[SchemaDriftPolicy, ...] = get_args(SchemaDriftPolicy)
+# What a lint finding is, by default or as project.yml's `lint: severity:` sets it.
+LintSeverity = Literal["error", "warning"]
+LINT_SEVERITIES: tuple[LintSeverity, ...] = get_args(LintSeverity)
 
 
 @dataclass(frozen=True)
@@ -77,7 +85,7 @@ class TargetSpec:
 class TriggerSpec:
     """When micro-batches start: every ``interval``, or once over what is available now."""
 
-    kind: str = "processing_time"
+    kind: TriggerKind = "processing_time"
     interval: str = "5 seconds"
 
 
@@ -88,7 +96,7 @@ class StreamSpec:
     name: str
     file: Path
     line: int
-    format: str
+    format: SourceFormat
     path: Path | None
     schema: str | None
     options: dict[str, str]
@@ -119,7 +127,7 @@ class ModelConfig:
     partitioned_by: list[str] = field(default_factory=list)
     cluster_by: list[str] = field(default_factory=list)  # liquid clustering (not with partitions)
     prune_by: list[str] = field(default_factory=list)  # batch ranges added to MERGE ON (merge())
-    schema_drift: str | None = None  # None: no check; else one of SCHEMA_DRIFT_POLICIES
+    schema_drift: SchemaDriftPolicy | None = None  # None: no check
     tags: list[str] = field(default_factory=list)
     enabled: bool = True
     expectations: tuple[Expectation, ...] = ()  # row checks with actions (runner/expectations.py)
@@ -169,7 +177,7 @@ class ModelSpec:
 class LintSettings:
     """project.yml's ``lint:`` key: per-rule severity overrides and disabled rules."""
 
-    severity: dict[str, str] = field(default_factory=dict)  # rule code -> 'error' | 'warning'
+    severity: dict[str, LintSeverity] = field(default_factory=dict)  # rule code -> severity
     disable: tuple[str, ...] = ()
     file: Path | None = None  # project.yml, for errors about unknown rule codes
     lines: dict[str, int] = field(default_factory=dict)  # rule code -> line that names it
@@ -217,7 +225,7 @@ def build_model_config(
         )
     _expect(values, "table_properties", dict, file, at("table_properties"))
     drift = values.get("schema_drift")
-    if drift is not None and drift not in SCHEMA_DRIFT_POLICIES:
+    if drift is not None and not is_one_of(drift, SCHEMA_DRIFT_POLICIES):
         raise ConfigError(
             f"schema_drift must be one of {', '.join(SCHEMA_DRIFT_POLICIES)}, got {drift!r}",
             file=file,

@@ -19,12 +19,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, cast
+from typing import Any, Literal, get_args
 
+from runner.choices import is_one_of
+from runner.error_text import first_line
 from runner.errors import ConfigError
 
 ExpectationAction = Literal["warn", "drop", "quarantine", "fail"]
-ACTIONS: tuple[ExpectationAction, ...] = ("warn", "drop", "quarantine", "fail")
+ACTIONS: tuple[ExpectationAction, ...] = get_args(ExpectationAction)
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _KEYS = ("expect", "on_violation")
 
@@ -68,14 +70,14 @@ def parse_expectations(value: Any, *, file: Path, line: int) -> tuple[Expectatio
         if not isinstance(condition, str) or not condition.strip():
             raise fail(f"'{name}' needs 'expect': a SQL condition such as 'amount > 0'")
         action = spec.get("on_violation", "warn")
-        if action not in ACTIONS:
+        if not is_one_of(action, ACTIONS):
             raise fail(
                 f"'{name}': on_violation must be one of {', '.join(ACTIONS)}, got {action!r}"
             )
         problem = condition_problem(condition)
         if problem:
             raise fail(f"'{name}': the condition does not parse: {problem}")
-        parsed.append(Expectation(name, condition.strip(), cast(ExpectationAction, action)))
+        parsed.append(Expectation(name, condition.strip(), action))
     return tuple(parsed)
 
 
@@ -88,5 +90,5 @@ def condition_problem(condition: str) -> str | None:
     try:  # wrapped in a query: a condition that swallows the rest (a stray ';', a comment) fails
         parse_statement(f"SELECT 1 FROM t WHERE ({condition})")
     except ParseError as exc:
-        return str(exc).splitlines()[0]
+        return first_line(exc)
     return None

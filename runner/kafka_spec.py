@@ -23,13 +23,15 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, get_args
 
+from runner.choices import is_one_of
 from runner.ddl import column_names
 from runner.errors import ConfigError
 from runner.yaml_loader import YamlMap, check_keys
 
-VALUE_FORMATS = ("json",)
+KafkaValueFormat = Literal["json"]
+VALUE_FORMATS: tuple[KafkaValueFormat, ...] = get_args(KafkaValueFormat)
 # The columns a Kafka batch carries next to the value's own columns.
 KAFKA_COLUMNS = ("kafka_key", "kafka_topic", "kafka_partition", "kafka_offset", "kafka_timestamp")
 # The same columns as DDL: what a Kafka micro-batch has next to its value's columns.
@@ -69,7 +71,7 @@ class KafkaSpec:
     starting_offsets: str = "earliest"
     max_offsets_per_trigger: int | None = None
     fail_on_data_loss: bool = True
-    value_format: str = "json"
+    value_format: KafkaValueFormat = "json"
     value_schema: str = ""
     required: tuple[str, ...] = ()
 
@@ -186,7 +188,7 @@ def _boolean(raw: YamlMap, key: str, default: bool, fail: Any) -> bool:
     return value
 
 
-def _value(raw: YamlMap, fail: Any) -> tuple[str, str, tuple[str, ...]]:
+def _value(raw: YamlMap, fail: Any) -> tuple[KafkaValueFormat, str, tuple[str, ...]]:
     example = 'value: {format: json, schema: "order_id STRING, amount DECIMAL(10,2)"}'
     if "value" not in raw:
         raise fail("a kafka source needs 'value' with its format and schema", hint=example)
@@ -195,7 +197,7 @@ def _value(raw: YamlMap, fail: Any) -> tuple[str, str, tuple[str, ...]]:
         raise fail("'value' must be a mapping with 'format' and 'schema'", "value", example)
     check_keys(value, ("format", "schema", "required"), "value")
     value_format = value.get("format", "json")
-    if value_format not in VALUE_FORMATS:
+    if not is_one_of(value_format, VALUE_FORMATS):
         raise ConfigError(
             f"value.format must be one of {', '.join(VALUE_FORMATS)}, got {value_format!r}",
             file=value.file,

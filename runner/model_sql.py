@@ -71,7 +71,7 @@ class TargetSetup:
 
 def target_columns(project: Project, model: ModelSpec) -> list[str]:
     """The target's column definitions: the model's ``columns`` or else the stream's schema."""
-    ddl = model.config.columns or project.stream_columns_ddl(project.stream_of(model))
+    ddl = project.target_columns_ddl(model)
     if not ddl:
         raise ConfigError(
             f"the columns of target {model.target_table} are unknown",
@@ -150,10 +150,7 @@ def batch_context(
     stream_ddl = project.stream_columns_ddl(project.stream_of(model))
     facts = facts or BatchFacts()
     columns = column_names(stream_ddl) if stream_ddl else []
-    try:
-        declared_target = column_names(", ".join(target_columns(project, model)))
-    except ConfigError:
-        declared_target = columns
+    declared_target = project.target_column_names(model)
     return model_context(
         model_name=model.name,
         config=ConfigProxy(model.config),

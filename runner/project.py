@@ -7,13 +7,14 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from runner.choices import is_one_of
 from runner.config import (
     CDF_COLUMNS,
     KAFKA_FORMAT,
@@ -21,6 +22,7 @@ from runner.config import (
     LINT_SEVERITIES,
     RESCUED_COLUMN_DDL,
     LintSettings,
+    LintSeverity,
     ModelConfig,
     ModelSpec,
     StreamSpec,
@@ -75,6 +77,17 @@ class Project:
     def stream_of(self, model: ModelSpec) -> StreamSpec:
         return self.streams[model.config.stream or ""]
 
+    def target_columns_ddl(self, model: ModelSpec) -> str | None:
+        """The columns of a model's target, as DDL: its ``config(columns=...)``, or else the
+        columns of its stream; None when neither is known statically."""
+        return model.config.columns or self.stream_columns_ddl(self.stream_of(model))
+
+    def target_column_names(self, model: ModelSpec) -> list[str]:
+        """The names of a model's target columns, in order, backticks kept where the DDL has
+        them (``target_columns_ddl``); [] when they are not known statically."""
+        ddl = self.target_columns_ddl(model)
+        return column_names(ddl) if ddl else []
+
     def stream_columns_ddl(self, stream: StreamSpec) -> str | None:
         """The columns a stream's micro-batches have, as DDL, when they are known statically.
 
@@ -84,7 +97,7 @@ class Project:
         """
         if stream.ref and stream.ref in self.models:
             upstream = self.models[stream.ref]
-            ddl = upstream.config.columns or self.stream_columns_ddl(self.stream_of(upstream))
+            ddl = self.target_columns_ddl(upstream)
             if ddl and stream.change_data_feed:
                 ddl = f"{ddl}, {CDF_COLUMNS}"
             return ddl
@@ -274,6 +287,7 @@ def _load_lint_settings(doc: YamlMap) -> LintSettings:
     lint = doc.child("lint")
     check_keys(lint, ("severity", "disable"), "lint")
     severity = lint.child("severity")
+    levels: dict[str, LintSeverity] = {}
     lines: dict[str, int] = {}
     for code, level in severity.items():
         line = severity.line_of(code)
@@ -281,12 +295,13 @@ def _load_lint_settings(doc: YamlMap) -> LintSettings:
             raise ConfigError(
                 f"lint.severity: {code!r} is not a rule code like DL008", file=lint.file, line=line
             )
-        if level not in LINT_SEVERITIES:
+        if not is_one_of(level, LINT_SEVERITIES):
             raise ConfigError(
                 f"lint.severity.{code} must be one of {', '.join(LINT_SEVERITIES)}, got {level!r}",
                 file=lint.file,
                 line=line,
             )
+        levels[code] = level
         lines[code] = line
     disable = lint.get("disable") or []
     if isinstance(disable, str):
@@ -301,7 +316,7 @@ def _load_lint_settings(doc: YamlMap) -> LintSettings:
             )
         lines.setdefault(code, line)
     return LintSettings(
-        severity={str(k): str(v) for k, v in severity.items()},
+        severity=levels,
         disable=tuple(disable),
         file=lint.file,
         lines=lines,
@@ -384,7 +399,7 @@ class _PendingColumns(list):
         ddl = self._project.stream_columns_ddl(stream) if stream else None
         return column_names(ddl) if ddl else ["*"]
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[str]:
         return iter(self._names())
 
     def __len__(self) -> int:

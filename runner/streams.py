@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from runner.choices import is_one_of
 from runner.config import (
     DELTA_FORMAT,
     FILE_FORMATS,
@@ -52,7 +53,7 @@ def _stream_spec(
     name: str, raw: YamlMap, file: Path, root: Path, warnings: list[str]
 ) -> StreamSpec:
     fmt = raw.get("format")
-    if fmt not in SOURCE_FORMATS:
+    if not is_one_of(fmt, SOURCE_FORMATS):
         raise ConfigError(
             f"stream '{name}': format must be one of {', '.join(SOURCE_FORMATS)}, got {fmt!r}",
             file=file,

@@ -8,13 +8,13 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 import typer
-from rich.console import Console
-from rich.markup import escape
+from rich.text import Text
 
 from runner.errors import ConfigError, RunnerError, TemplateError
 from runner.target_address import TargetUnreachable
+from runner.terminal import plain_console
 
-stderr = Console(stderr=True, highlight=False, soft_wrap=True)
+stderr = plain_console(stderr=True, soft_wrap=True)
 
 EXIT_FAILURE = 1  # a failure while running: a batch, a statement, Spark, a busy checkpoint
 EXIT_CONFIG = 2  # a problem found before Spark runs: YAML, config(), Jinja, selection
@@ -48,6 +48,5 @@ def reported_errors(debug: bool = False) -> Iterator[None]:
     except RunnerError as exc:
         if debug:
             traceback.print_exc(file=sys.stderr)
-        # the message quotes SQL and paths: `s.items[idx]` must not be read as a markup tag
-        stderr.print(f"[bold red]error:[/] {escape(str(exc))}", markup=True, highlight=False)
+        stderr.print(Text.assemble(("error:", "bold red"), " ", str(exc)))
         raise typer.Exit(exit_code_of(exc)) from None

@@ -4,15 +4,19 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Literal, get_args
 
 import typer
 from rich.table import Table
 
-from runner.cli.errors import reported_errors
+from runner.choices import is_one_of
+from runner.cli.errors import EXIT_CONFIG, reported_errors
 from runner.cli.options import Debug, ProjectDir, Target
 from runner.cli.progress import console
 from runner.project import load
+
+HistoryFormat = Literal["table", "json"]
+FORMATS: tuple[HistoryFormat, ...] = get_args(HistoryFormat)
 
 
 def history(
@@ -35,6 +39,9 @@ def history(
 
     Example: runner history --model orders_merge
     """
+    if not is_one_of(output, FORMATS):  # a typo must not fall back to the table silently
+        typer.echo(f"error: --format must be one of {', '.join(FORMATS)}, got {output!r}", err=True)
+        raise typer.Exit(EXIT_CONFIG)
     with reported_errors(debug):
         project = load(project_dir, target)
         spec = project.model(model)

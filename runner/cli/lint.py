@@ -8,6 +8,7 @@ from typing import Annotated
 
 import typer
 
+from runner.choices import is_one_of
 from runner.cli.errors import EXIT_CONFIG, reported_errors
 from runner.cli.options import Debug, ProjectDir, Select, Target, Vars
 from runner.lint import lint_project
@@ -56,7 +57,7 @@ def lint(
 
     Example: runner lint --format github
     """
-    if output_format not in FORMATS:
+    if not is_one_of(output_format, FORMATS):
         typer.echo(
             f"error: --format must be one of {', '.join(FORMATS)}, got {output_format!r}",
             err=True,

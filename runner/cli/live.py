@@ -24,6 +24,7 @@ from rich.live import Live
 from rich.table import Table
 
 from runner.config import FILE_FORMATS, ModelSpec
+from runner.error_text import first_line
 from runner.project import Project
 
 if TYPE_CHECKING:
@@ -85,7 +86,7 @@ class LiveBoard:
         with self._lock:
             for row in self.rows.values():
                 if model is None or row.model == model:
-                    row.error = message.splitlines()[0] if message else ""
+                    row.error = first_line(message)
                     row.status = "failed"
 
     def finish(self) -> None:

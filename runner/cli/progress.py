@@ -5,13 +5,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from rich.console import Console
+from rich.text import Text
+
+from runner.terminal import plain_console
 
 if TYPE_CHECKING:  # the CLI must load without pyspark (lint, compile)
     from runner.spark.batch_report import BatchReport
     from runner.spark.statements import StatementResult
 
-console = Console(highlight=False, soft_wrap=True)  # log lines: never wrapped mid-line
+console = plain_console(soft_wrap=True)  # log lines: never wrapped mid-line
 
 
 def print_batch(report: BatchReport) -> None:
@@ -38,8 +40,11 @@ def print_batch(report: BatchReport) -> None:
     if failing:
         quarantined += f" (expectations failed: {', '.join(failing)})"
     console.print(
-        f"[cyan]{report.model}[/] batch {report.batch_id}: {report.input_rows} rows in"
-        f"{quarantined}; {merged}{upkeep}{extra} in {report.seconds:.2f}s"
+        Text.assemble(
+            (report.model, "cyan"),
+            f" batch {report.batch_id}: {report.input_rows} rows in"
+            f"{quarantined}; {merged}{upkeep}{extra} in {report.seconds:.2f}s",
+        )
     )
 
 
@@ -48,5 +53,6 @@ def print_statement(model: str, batch_id: int, result: StatementResult) -> None:
     state = "skipped (already applied)" if result.skipped else f"{result.seconds:.2f}s"
     line = f" (line {statement.line})" if statement.line else ""  # over Connect: unknown
     console.print(
-        f"  [dim]{model} batch {batch_id} {statement.label} {statement.keyword}{line}: {state}[/]"
+        f"  {model} batch {batch_id} {statement.label} {statement.keyword}{line}: {state}",
+        style="dim",
     )

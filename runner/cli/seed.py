@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.text import Text
 
 from runner.cli.errors import reported_errors
 from runner.cli.options import Debug, ProjectDir, Target, Vars, selected_models
@@ -54,8 +55,10 @@ def seed(
             report = load_seed(spark, project, spec, rows[name])
             state = "loaded" if report.written else "unchanged,"
             console.print(
-                f"[cyan]{name}[/]: {state} {report.rows} rows in {report.table} "
-                f"(version {report.version})"
+                Text.assemble(
+                    (name, "cyan"),
+                    f": {state} {report.rows} rows in {report.table} (version {report.version})",
+                )
             )
 
 

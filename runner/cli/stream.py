@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.markup import escape
+from rich.text import Text
 
 from runner.checkpoint_lock import CheckpointLocks
 from runner.cli.errors import reported_errors, while_running
@@ -116,7 +116,7 @@ def _run(
         names = select_models(project, selectors, models=model_names)
         models = [project.models[name] for name in names]
         for warning in project.warnings:
-            console.print(f"[yellow]warning:[/] {escape(str(warning))}")
+            console.print(Text.assemble(("warning:", "yellow"), " ", str(warning)))
 
         # one run per checkpoint: the OS releases the locks when this process ends, however
         with CheckpointLocks() as locks:
@@ -124,7 +124,7 @@ def _run(
                 locks.acquire(project.target.checkpoint_root, model.name)
                 unmapped = new_unmapped_columns(project, model)
                 if unmapped:
-                    console.print(f"[yellow]warning:[/] {escape(unmapped)}")
+                    console.print(Text.assemble(("warning:", "yellow"), " ", unmapped))
             with while_running():
                 _run_models(project, models, full_refresh, verbose, trigger)
 
@@ -141,8 +141,11 @@ def _run_models(
 
     for model in models:
         console.print(
-            f"[bold]{model.name}[/]: {model.config.stream} -> {model.target_table} "
-            f"(target {project.target.name}, {project.target.shown})"
+            Text.assemble(
+                (model.name, "bold"),
+                f": {model.config.stream} -> {model.target_table} "
+                f"(target {project.target.name}, {project.target.shown})",
+            )
         )
     spark = session_for(project, models)
     if full_refresh:

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.markup import escape
+from rich.text import Text
 
 from runner.artifacts import project_path
 from runner.cli.errors import EXIT_FAILURE, reported_errors
@@ -15,7 +15,7 @@ from runner.cli.options import Debug, ProjectDir, Target, Vars
 from runner.cli.progress import console
 from runner.project import Project, load, parse_vars
 from runner.testing.data_tests import data_test_sql
-from runner.testing.results import TestResult, summary_line, write_junit_xml
+from runner.testing.results import TestResult, TestStatus, summary_line, write_junit_xml
 from runner.testing.suite import TestSuite, load_suite, select_tests
 
 TestSelect = Annotated[
@@ -85,11 +85,18 @@ def run_tests(
 
 
 def _print_result(result: TestResult) -> None:
-    label = {"pass": "[green]PASS[/]", "fail": "[red]FAIL[/]", "error": "[red]ERROR[/]"}
-    message = f": {escape(result.message)}" if result.message else ""
+    label: dict[TestStatus, tuple[str, str]] = {
+        "pass": ("PASS", "green"),
+        "fail": ("FAIL", "red"),
+        "error": ("ERROR", "red"),
+    }
     console.print(
-        f"{label[result.status]} {result.kind} {result.name} [dim]({result.model}, "
-        f"{result.seconds:.2f}s)[/]{message}"
+        Text.assemble(
+            label[result.status],
+            f" {result.kind} {result.name} ",
+            (f"({result.model}, {result.seconds:.2f}s)", "dim"),
+            f": {result.message}" if result.message else "",
+        )
     )
     for detail in result.details:
         console.print(detail)

@@ -16,6 +16,7 @@ from typing import Any
 from sqlglot.errors import ParseError, TokenError
 
 from runner.config import LintSettings, ModelSpec
+from runner.error_text import first_line
 from runner.errors import ConfigError, RunnerError
 from runner.lint.analyze import Analyzer, analysis_rules, analysis_violations, plan_analysis
 from runner.lint.base import ERROR, WARNING, Rule, Violation
@@ -23,10 +24,13 @@ from runner.lint.context import ModelContext, ParsedStatement
 from runner.lint.jinja_scan import scan_template
 from runner.lint.rules import all_rules
 from runner.logs import logger_level
-from runner.model_sql import compile_batch, compile_setup, relative_location
+from runner.model_sql import CompiledStatement, compile_batch, compile_setup, relative_location
 from runner.project import Project, load
 from runner.selection import select_models
 from runner.sql.dialect import parse_statement
+
+# SQL -> its parse tree or its parse error: batches with the same SQL are parsed once.
+ParseCache = dict[str, tuple[Any, ParseError | TokenError | None]]
 
 # `-- noqa`, `-- noqa: DL003`, `-- noqa: DL003, DL009`. Not in a `{# #}` comment: a line that
 # ends with a Jinja tag maps to the next line in rendered SQL, so it would suppress the wrong line.
@@ -86,7 +90,7 @@ def lint_loaded(
     started = time.perf_counter() if started is None else started
     rules = active_rules(project.lint)
     files = _model_files(project, select)
-    cache: dict[str, tuple[Any, Exception | None]] = {}
+    cache: ParseCache = {}
     violations: set[Violation] = set()
     statements = 0
     with _quiet_sqlglot():
@@ -150,7 +154,9 @@ def representative_batches(model: ModelSpec) -> list[int]:
 
 
 def build_context(
-    project: Project, file: Path, cache: dict[str, tuple[Any, Exception | None]] | None = None
+    project: Project,
+    file: Path,
+    cache: ParseCache | None = None,
 ) -> ModelContext:
     """Render and parse one model file (a loaded model or one that failed to load)."""
     cache = {} if cache is None else cache
@@ -183,9 +189,7 @@ def build_context(
     return context
 
 
-def _safe_context(
-    project: Project, file: Path, cache: dict[str, tuple[Any, Exception | None]]
-) -> ModelContext:
+def _safe_context(project: Project, file: Path, cache: ParseCache) -> ModelContext:
     """``build_context``, or, when it fails unexpectedly, a context holding that failure as a
     render error: one model's text never stops the report for the others."""
     try:
@@ -218,7 +222,8 @@ def _safe_check(rule: Rule, context: ModelContext) -> list[Violation]:
 
 
 def _describe(exc: BaseException) -> str:
-    return f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+    name, message = type(exc).__name__, first_line(exc)
+    return name if message == name else f"{name}: {message}"
 
 
 def _read(file: Path) -> str:
@@ -228,7 +233,11 @@ def _read(file: Path) -> str:
         return ""
 
 
-def _parse(statement, batch_id: int | None, cache: dict) -> ParsedStatement:
+def _parse(
+    statement: CompiledStatement,
+    batch_id: int | None,
+    cache: ParseCache,
+) -> ParsedStatement:
     # Parsed trees are shared between batches with identical SQL; rules never modify them.
     if statement.sql not in cache:
         try:

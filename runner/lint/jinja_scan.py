@@ -48,7 +48,6 @@ class TemplateScan:
     calls: tuple[TemplateCall, ...] = ()
     names: tuple[NameUse, ...] = ()
     defined: frozenset[str] = frozenset()  # names the template defines itself
-    syntax_error: jinja2.TemplateSyntaxError | None = None
 
     def calls_of(self, name: str) -> list[TemplateCall]:
         return [call for call in self.calls if call.name == name]
@@ -93,8 +92,8 @@ def scan_template(source: str) -> TemplateScan:
     """Parse ``source`` with Jinja and collect its global calls and name uses."""
     try:
         tree = jinja2.Environment().parse(source)
-    except jinja2.TemplateSyntaxError as exc:
-        return TemplateScan(syntax_error=exc)
+    except jinja2.TemplateSyntaxError:
+        return TemplateScan()  # nothing to scan; the renderer reports the error (DL010)
     defined = {n.name for n in tree.find_all(nodes.Name) if n.ctx in ("store", "param")}
     defined |= {m.name for m in tree.find_all(nodes.Macro)}
     calls = []
@@ -116,9 +115,7 @@ def scan_template(source: str) -> TemplateScan:
         for n in tree.find_all(nodes.Name)
         if n.ctx == "load" and n.name not in defined
     ]
-    return TemplateScan(
-        calls=tuple(calls), names=tuple(names), defined=frozenset(defined), syntax_error=None
-    )
+    return TemplateScan(calls=tuple(calls), names=tuple(names), defined=frozenset(defined))
 
 
 def _const(node: nodes.Node) -> Any:

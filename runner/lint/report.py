@@ -5,11 +5,13 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import Literal, get_args
 
 from runner.lint.base import ERROR, Violation
 from runner.lint.engine import LintResult
 
-FORMATS = ("text", "json", "github")
+OutputFormat = Literal["text", "json", "github"]
+FORMATS: tuple[OutputFormat, ...] = get_args(OutputFormat)
 
 
 def display_path(result: LintResult, violation: Violation, cwd: Path | None = None) -> str:
@@ -24,7 +26,7 @@ def display_path(result: LintResult, violation: Violation, cwd: Path | None = No
         return Path(relative).as_posix() if not relative.startswith("..") else violation.path
 
 
-def format_result(result: LintResult, fmt: str, cwd: Path | None = None) -> str:
+def format_result(result: LintResult, fmt: OutputFormat, cwd: Path | None = None) -> str:
     """The whole report in ``fmt`` (one of FORMATS), ending with a newline when not empty."""
     if fmt == "json":
         return format_json(result, cwd)

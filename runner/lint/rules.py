@@ -11,8 +11,7 @@ from sqlglot import exp
 from sqlglot.errors import ParseError
 from sqlglot.tokens import TokenType
 
-from runner.ddl import column_names
-from runner.errors import RunnerError
+from runner.error_text import first_line
 from runner.lint.base import ERROR, WARNING, Rule, Violation
 from runner.lint.cdc_rules import SequenceColumnNotInStream, TrackHistoryColumnNotInTarget
 from runner.lint.context import Location, ModelContext, ParsedStatement
@@ -31,7 +30,6 @@ from runner.lint.expressions import (
     with_ctes,
 )
 from runner.lint.template_rules import ModelDoesNotRender, UnknownReference
-from runner.model_sql import target_columns
 from runner.sql.dialect import Delta, Optimize, Vacuum
 
 CDF_PROPERTY = "delta.enableChangeDataFeed"
@@ -78,7 +76,7 @@ class SqlSyntaxError(Rule):
                 message = f"{detail.get('description', 'syntax error')} near '{token}'"
             else:
                 where = context.locate_line(parsed.statement.line)
-                message = str(error).split("\n", 1)[0]
+                message = first_line(error)
             found.append(
                 self.violation(context, where, f"SQL syntax error in {_what(parsed)}: {message}")
             )
@@ -235,13 +233,7 @@ class ZorderColumnInvalid(Rule):
             if model is None:
                 continue
             partitions = {c.lower() for c in model.config.partitioned_by}
-            try:
-                columns = {
-                    c.strip("`").lower()
-                    for c in column_names(", ".join(target_columns(project, model)))
-                }
-            except RunnerError:
-                columns = set()
+            columns = {c.strip("`").lower() for c in project.target_column_names(model)}
             for column in optimize.args.get("zorder") or []:
                 name = column.name.lower()
                 if name in partitions:

@@ -49,6 +49,7 @@ from pyspark.logger import PySparkLogger
 from pyspark.sql import SparkSession
 
 from runner.config import ModelSpec, split_table_name
+from runner.error_text import error_text, first_line
 from runner.errors import RunnerError
 from runner.lint.analyze import (
     EXPLAIN,
@@ -61,7 +62,6 @@ from runner.lint.analyze import (
 from runner.logs import logger_level
 from runner.model_sql import compile_setup
 from runner.project import Project
-from runner.spark.errors import spark_error_text
 from runner.spark.session import build_session
 
 ANALYSIS_MASTER = "local[2]"
@@ -137,7 +137,7 @@ def analyze_model(session: SparkSession, plan: ModelPlan) -> list[AnalysisFindin
     try:
         session.createDataFrame([], plan.batch_columns).createOrReplaceTempView(model.batch_view)
     except (PySparkException, Py4JError) as exc:
-        message = f"batch view {model.batch_view}: {_first_line(spark_error_text(exc))}"
+        message = f"batch view {model.batch_view}: {_one_sentence(error_text(exc))}"
         return [AnalysisFinding(model, None, message)]
     for planned in plan.statements:
         try:
@@ -179,9 +179,9 @@ def _sql(session: SparkSession, sql: str) -> list:
     try:
         return session.sql(sql).collect()
     except ParseException as exc:
-        raise _StatementFailed(spark_error_text(exc), parse_error=True) from None
+        raise _StatementFailed(error_text(exc), parse_error=True) from None
     except (PySparkException, Py4JError) as exc:
-        text = spark_error_text(exc)
+        text = error_text(exc)
         raise _StatementFailed(text, parse_error="PARSE_SYNTAX_ERROR" in text) from None
 
 
@@ -224,15 +224,17 @@ def _finding(
     return AnalysisFinding(
         model,
         planned,
-        f"Spark rejects {what}: {_first_line(text)}",
+        f"Spark rejects {what}: {_one_sentence(text)}",
         line=line,
         col=col,
         token=token,
     )
 
 
-def _first_line(text: str) -> str:
-    first = text.strip().splitlines()[0] if text.strip() else "error"
+def _one_sentence(text: str) -> str:
+    """The first line of Spark's message as one sentence, without the position it names (the
+    finding carries it) or the plan the analyzer appends."""
+    first = first_line(text) or "error"
     first = _POSITION.sub("", first.split("; line ")[0]).strip()
     return first.rstrip(";.") + "."
 
@@ -314,7 +316,7 @@ def _make_stand_in(
     try:
         spark.sql(setup.create.sql).collect()
     except (PySparkException, Py4JError) as exc:
-        return f"Spark rejects the set-up DDL of {table}: {_first_line(spark_error_text(exc))}"
+        return f"Spark rejects the set-up DDL of {table}: {_one_sentence(error_text(exc))}"
     created.append(table)
     return None
 

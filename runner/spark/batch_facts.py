@@ -6,6 +6,9 @@ only asks Spark. One aggregation over the (persisted) batch covers every ``prune
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import (
@@ -92,7 +95,9 @@ def column_stats(batch_df: DataFrame, model: ModelSpec) -> dict[str, ColumnStats
     return stats
 
 
-def _wrapper(kind: DataType):
+def _wrapper(kind: DataType) -> Callable[[Any], Any]:
+    """Wraps a measured value of a column of type ``kind``: timestamps (measured as text) as
+    TypedLiteral, other values as they are."""
     type_name = _TEXT_TYPES.get(type(kind))
     if type_name is None:
         return lambda value: value

@@ -9,10 +9,10 @@ from py4j.protocol import Py4JError
 from pyspark.errors import PySparkException
 from pyspark.sql import SparkSession
 
+from runner.error_text import first_line
 from runner.errors import RunnerError
 from runner.model_sql import CompiledStatement, compile_setup
 from runner.project import Project
-from runner.spark.errors import first_line
 from runner.spark.relations import attach_existing
 from runner.testing.data_tests import DataTestSpec, Dependency, data_test_sql
 from runner.testing.results import ERROR, FAIL, TestResult, failing_rows_table

@@ -1,4 +1,5 @@
-"""Reading Spark's errors, and retrying the ones a concurrent writer causes."""
+"""Retrying the Spark errors a concurrent writer causes. (Reading an error's message, the JVM's
+own for a Spark error, is runner/error_text.py.)"""
 
 from __future__ import annotations
 
@@ -7,8 +8,10 @@ import time
 from collections.abc import Callable
 from typing import TypeVar
 
-from py4j.protocol import Py4JError, Py4JJavaError
+from py4j.protocol import Py4JError
 from pyspark.errors import PySparkException
+
+from runner.error_text import error_text, first_line
 
 T = TypeVar("T")
 
@@ -38,38 +41,8 @@ class ConflictRetriesExhausted(Exception):
         self.cause = cause
 
 
-def spark_error_text(exc: BaseException) -> str:
-    """The JVM's message of a Spark error, without the Java stack trace.
-
-    pyspark turns a JVM exception into a Python one by asking Spark for the message of its error
-    class. Spark does not know Delta's error classes, so for some Delta errors that lookup fails
-    and a Py4J error about the lookup comes out instead; the original JVM exception is then the
-    oldest one on the chain of Python exceptions, and its own getMessage() is right.
-    """
-    chain: list[BaseException] = []
-    seen: BaseException | None = exc
-    while seen is not None and seen not in chain:
-        chain.append(seen)
-        seen = seen.__cause__ or seen.__context__
-    if isinstance(exc, PySparkException):
-        return str(exc).strip()
-    java_errors = [e for e in chain if isinstance(e, Py4JJavaError)]
-    if java_errors:
-        original = java_errors[-1].java_exception
-        try:
-            return str(original.getMessage()).strip()
-        except Py4JError:
-            return str(original.toString()).strip()
-    return str(exc).strip()
-
-
-def first_line(exc: BaseException) -> str:
-    text = spark_error_text(exc)
-    return text.splitlines()[0] if text else type(exc).__name__
-
-
 def is_conflict(exc: BaseException) -> bool:
-    text = spark_error_text(exc)
+    text = error_text(exc)
     return any(marker in text for marker in CONFLICT_MARKERS)
 
 

@@ -20,9 +20,9 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from runner.config import ModelSpec
+from runner.error_text import first_line
 from runner.errors import RunnerError
 from runner.expectations import Expectation
-from runner.spark.errors import first_line
 from runner.spark.quarantine import write_quarantine
 
 FAILED = "__failed_expectations"

@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
 
 from pyspark.sql import SparkSession
 
 from runner.config import KAFKA_FORMAT, ModelSpec, TriggerSpec
 from runner.project import Project
-from runner.spark.batch_report import BatchReport
 from runner.spark.jars import pyspark_version
 from runner.spark.kafka_source import connector_coordinates
 from runner.spark.query import NO_CALLBACKS, Callbacks, RunningModel, start_model, wait_for_all
@@ -72,23 +70,3 @@ def stream_models(
     finally:
         for one in running:
             one.release()
-
-
-def stream_model(
-    project: Project,
-    model: ModelSpec,
-    *,
-    trigger: TriggerSpec | None = None,
-    on_batch: Callable[[BatchReport], None] | None = None,
-    stop: threading.Event | None = None,
-    spark: SparkSession | None = None,
-) -> bool:
-    """Stream one model; see stream_models."""
-    return stream_models(
-        project,
-        [model],
-        trigger=trigger,
-        callbacks=Callbacks(on_batch=on_batch),
-        stop=stop,
-        spark=spark,
-    )

@@ -31,8 +31,9 @@ from typing import Literal
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from runner.error_text import first_line
 from runner.errors import RunnerError
-from runner.spark.errors import first_line, retry_on_conflict
+from runner.spark.errors import retry_on_conflict
 from runner.spark.statements import Transaction
 
 QUARANTINE_SCHEMA = "quarantine"

@@ -30,7 +30,6 @@ from pyspark.sql.types import StructType
 from runner.config import RESCUED_COLUMN, ModelSpec
 from runner.ddl import column_names
 from runner.errors import ConfigError, RunnerError
-from runner.model_sql import target_columns
 from runner.project import Project
 
 
@@ -82,9 +81,7 @@ def source_only_columns(project: Project, model: ModelSpec) -> set[str]:
     stream_ddl = project.stream_columns_ddl(project.stream_of(model))
     if not model.config.columns or not stream_ddl:
         return {RESCUED_COLUMN}
-    declared = {
-        c.strip("`").lower() for c in column_names(", ".join(target_columns(project, model)))
-    }
+    declared = {c.strip("`").lower() for c in project.target_column_names(model)}
     return {c.strip("`").lower() for c in column_names(stream_ddl)} - declared | {RESCUED_COLUMN}
 
 

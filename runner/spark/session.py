@@ -13,6 +13,7 @@ from pathlib import Path
 from pyspark.sql import SparkSession
 
 from runner.config import TargetSpec
+from runner.error_text import first_line
 from runner.errors import ConfigError
 from runner.processes import with_extra_jvm_options
 from runner.spark.jars import delta_coordinates, resolve_jars
@@ -104,7 +105,9 @@ def connect_session(target: TargetSpec) -> SparkSession:
     if "spark" not in outcome:
         error = outcome.get("error")
         reason = (
-            first_line_of(error) if error else f"no Connect answer in {CONNECT_TIMEOUT_SECONDS} s"
+            first_line(error)[:200]
+            if isinstance(error, BaseException)
+            else f"no Connect answer in {CONNECT_TIMEOUT_SECONDS} s"
         )
         raise TargetUnreachable(unreachable_message(target.name, address, reason))
     spark: SparkSession = outcome["spark"]  # type: ignore[assignment]  # the Connect class
@@ -118,7 +121,7 @@ def connect_session(target: TargetSpec) -> SparkSession:
         except Exception as exc:
             raise ConfigError(
                 f"target '{target.name}': spark_conf {key} cannot be set from a Spark Connect "
-                f"client ({first_line_of(exc)}); set it where the Connect server starts",
+                f"client ({first_line(exc)[:200]}); set it where the Connect server starts",
             ) from None
     return spark
 
@@ -137,8 +140,3 @@ def release_connect_session(spark: SparkSession) -> None:
         client.release_session()
     with contextlib.suppress(Exception):
         client.close()
-
-
-def first_line_of(error: object) -> str:
-    text = str(error).strip()
-    return (text.splitlines()[0] if text else type(error).__name__)[:200]

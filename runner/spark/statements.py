@@ -11,14 +11,10 @@ from py4j.protocol import Py4JError
 from pyspark.errors import PySparkException
 from pyspark.sql import SparkSession
 
+from runner.error_text import error_text, first_line
 from runner.errors import ModelSqlError
 from runner.model_sql import CompiledStatement
-from runner.spark.errors import (
-    ConflictRetriesExhausted,
-    first_line,
-    retry_on_conflict,
-    spark_error_text,
-)
+from runner.spark.errors import ConflictRetriesExhausted, retry_on_conflict
 
 TXN_APP_ID = "spark.databricks.delta.write.txnAppId"
 TXN_VERSION = "spark.databricks.delta.write.txnVersion"
@@ -85,9 +81,8 @@ def run_statement(
 
 def statement_error(statement: CompiledStatement, exc: Exception) -> ModelSqlError:
     """A ModelSqlError naming the model line of the failure and showing the statement."""
-    text = spark_error_text(exc)
-    first = text.splitlines()[0] if text else type(exc).__name__
-    first = first.split("; line ")[0]  # the analyzer appends the plan after this
+    text = error_text(exc)
+    first = first_line(exc).split("; line ")[0]  # the analyzer appends the plan after this
     line = statement.line
     position = _POSITION.search(text)
     if position:

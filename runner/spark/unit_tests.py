@@ -22,10 +22,10 @@ from pyspark.errors import PySparkException
 from pyspark.sql import DataFrame, SparkSession
 
 from runner.config import ModelSpec
+from runner.error_text import first_line
 from runner.errors import RunnerError
 from runner.project import Project
 from runner.spark.batch import run_batch
-from runner.spark.errors import first_line
 from runner.spark.frames import text_rows, typed_frame
 from runner.spark.targets import ensure_target, latest_version, registration
 from runner.testing.diff import RowDiff, diff_rows, diff_table

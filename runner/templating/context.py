@@ -11,7 +11,7 @@ The same template is rendered in two modes (as dbt does):
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -163,7 +163,7 @@ class _DeclaredTargetColumns(list):
         ddl = self._config.get("columns")
         return column_names(ddl) if ddl else list(self._fallback)
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[str]:
         return iter(self._names())
 
     def __len__(self) -> int:

@@ -6,11 +6,17 @@ import io
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Final, Literal
 
-from rich.console import Console, RenderableType
+from rich.console import RenderableType
 from rich.table import Table
 
-PASS, FAIL, ERROR = "pass", "fail", "error"
+from runner.terminal import plain_console
+
+TestStatus = Literal["pass", "fail", "error"]
+PASS: Final = "pass"
+FAIL: Final = "fail"
+ERROR: Final = "error"
 
 
 @dataclass
@@ -20,9 +26,9 @@ class TestResult:
     __test__ = False  # not a pytest test class
 
     name: str
-    kind: str  # 'data' or 'unit'
+    kind: Literal["data", "unit"]
     model: str
-    status: str = PASS
+    status: TestStatus = PASS
     seconds: float = 0.0
     message: str = ""  # one line: what failed
     details: list[RenderableType] = field(default_factory=list)  # tables of rows or diffs
@@ -50,7 +56,7 @@ def failing_rows_table(
 def plain_text(renderables: list[RenderableType], width: int = 120) -> str:
     """Renderables as plain text (no colour codes), for JUnit XML and logs."""
     buffer = io.StringIO()
-    console = Console(file=buffer, width=width, no_color=True, color_system=None, highlight=False)
+    console = plain_console(file=buffer, width=width, no_color=True, color_system=None)
     for item in renderables:
         console.print(item)
     return buffer.getvalue()

@@ -77,3 +77,47 @@ def test_error_messages_keep_their_brackets(capsys) -> None:
         raise ModelSqlError(f"Spark rejected batch[0]: {sql}", file=None, line=None)
     assert exit_info.value.exit_code == 1
     assert sql in capsys.readouterr().err
+
+
+def test_a_failing_statement_prints_intact_through_the_cli(project_factory, monkeypatch) -> None:
+    """The error `runner stream` prints when Spark rejects a statement, through the CLI's one
+    error handler: rich markup would drop ``[idx]`` and ``[bold]``, an emoji code would turn
+    ``:cd:`` into a disc."""
+    from pathlib import Path
+
+    import runner.cli.compile as compile_command
+    from runner.model_sql import CompiledStatement
+    from runner.spark.statements import statement_error
+
+    sql = "SELECT s.items[idx], '[bold]x[/]', 'a:cd:b'\nFROM batch s  -- from C:\\tmp\\"
+    statement = CompiledStatement("batch", 0, sql, Path("models/m.sql"), 3, (3, 4))
+    spark_says = (
+        "\n[UNRESOLVED_COLUMN.WITH_SUGGESTION] A column, variable, or function parameter with "
+        "name `idx` cannot be resolved. Did you mean one of the following? [`s`.`items`]. "
+        "SQLSTATE: 42703; line 1 pos 15;\n'Project ['s.items['idx]]\n"
+    )
+    error = statement_error(statement, RuntimeError(spark_says))
+
+    def fail(*args: object, **kwargs: object) -> list[Path]:
+        raise error
+
+    monkeypatch.setattr(compile_command, "write_compiled", fail)
+    result = runner.invoke(app, ["compile", "--project-dir", str(project_factory({}))])
+    assert result.exit_code == 1
+    lines = result.stderr.splitlines()
+    assert lines[0] == (
+        "error: models/m.sql:3: Spark rejected batch[0] (SELECT): [UNRESOLVED_COLUMN.WITH_"
+        "SUGGESTION] A column, variable, or function parameter with name `idx` cannot be "
+        "resolved. Did you mean one of the following? [`s`.`items`]. SQLSTATE: 42703"
+    )
+    assert lines[1:4] == ["failing statement:", *(f"    {line}" for line in sql.splitlines())]
+
+
+@pytest.mark.parametrize(
+    ("command", "choices"),
+    [(["lint"], "text, json, github"), (["history", "--model", "m"], "table, json")],
+)
+def test_an_unknown_format_is_a_usage_error(command: list[str], choices: str) -> None:
+    result = runner.invoke(app, [*command, "--format", "jsno"])
+    assert result.exit_code == 2
+    assert f"error: --format must be one of {choices}, got 'jsno'" in result.stderr

@@ -12,6 +12,7 @@ from rich.console import Console
 
 from runner.cli.live import LiveBoard, live_view, unread_files, versions_behind
 from runner.project import load
+from runner.terminal import plain_console
 
 
 def report(model: str, batch_id: int, rows: int, seconds: float, **counts: int) -> object:
@@ -26,7 +27,8 @@ def report(model: str, batch_id: int, rows: int, seconds: float, **counts: int) 
 
 
 def rendered(board: LiveBoard) -> str:
-    out = Console(file=io.StringIO(), width=200, force_terminal=False)
+    """The board as `runner stream` draws it, on the CLI's console (runner.cli.progress)."""
+    out = plain_console(file=io.StringIO(), width=200, force_terminal=False)
     out.print(board.table())
     return out.file.getvalue()  # type: ignore[attr-defined]
 
@@ -39,7 +41,7 @@ def test_board_shows_last_batch_rate_lag_and_error(example_project: Path) -> Non
     board.on_batch(report("orders_merge", 1, 3, 0.5, inserted=1, updated=1, deleted=1))
     kafka_progress = {"sources": [{"metrics": {"maxOffsetsBehindLatest": "12"}}]}
     board.poll([("orders_merge", None, True), ("customer_totals", kafka_progress, True)])
-    board.record_error("customer_totals", "models/customer_totals.sql:20: boom\ndetail")
+    board.record_error("customer_totals", "models/customer_totals.sql:20: s.items[idx]\ndetail")
     text = rendered(board)
     orders = next(line for line in text.splitlines() if "orders_merge" in line)
     assert [cell.strip() for cell in orders.split("│")[1:-1]] == [
@@ -48,7 +50,7 @@ def test_board_shows_last_batch_rate_lag_and_error(example_project: Path) -> Non
     ]  # fmt: skip
     totals = next(line for line in text.splitlines() if "customer_totals" in line)
     assert "failed" in totals and "12 offsets" in totals
-    assert "models/customer_totals.sql:20: boom" in totals and "detail" not in totals
+    assert "models/customer_totals.sql:20: s.items[idx]" in totals and "detail" not in totals
 
 
 def test_unread_files_compares_the_folder_with_the_source_log(tmp_path: Path) -> None:

@@ -138,3 +138,46 @@ def test_delta_ref_stream_has_the_upstream_columns_plus_cdf(example_project: Pat
 def test_delta_stream_errors(project_factory, stream_yaml, message) -> None:
     with pytest.raises(ConfigError, match=message):
         load(project_factory({"m": MODEL}, streams=stream_yaml))
+
+
+def test_target_column_names_come_from_columns_else_the_stream(project_factory) -> None:
+    declared = (
+        "{{ config(stream='orders', target='silver.a', columns='`order id` STRING, "
+        "amount DECIMAL(10,2)') }}\nSELECT 1;"
+    )
+    rate = "streams:\n  orders:\n    format: rate\n  ticks:\n    format: delta\n    table: s.t\n"
+    unknown = "{{ config(stream='ticks', target='silver.c') }}\nSELECT 1;"
+    project = load(project_factory({"a": declared, "b": MODEL, "c": unknown}, streams=rate))
+    assert project.target_column_names(project.model("a")) == ["`order id`", "amount"]
+    assert project.target_column_names(project.model("b")) == ["timestamp", "value"]
+    assert project.target_column_names(project.model("c")) == []  # a table's columns: unknown
+
+
+@pytest.mark.parametrize(
+    ("models", "streams", "expected"),
+    [
+        (
+            {"m": MODEL},
+            "streams:\n  orders:\n    format: avro\n",
+            "format must be one of json, csv, parquet, rate, rate-micro-batch, kafka, delta, "
+            "got 'avro'",
+        ),
+        (
+            {"m": "{{ config(stream='orders', target='s.t', schema_drift='sometimes') }}"},
+            None,
+            "schema_drift must be one of fail, append_new_columns, evolve, got 'sometimes'",
+        ),
+        (
+            {"m": "{{ config(stream='orders', target='s.t', expectations={'a': "
+             "{'expect': 'x > 0', 'on_violation': 'skip'}}) }}"},
+            None,
+            "on_violation must be one of warn, drop, quarantine, fail, got 'skip'",
+        ),
+    ],
+)  # fmt: skip
+def test_a_value_outside_a_fixed_set_names_every_choice(
+    project_factory, models: dict[str, str], streams: str | None, expected: str
+) -> None:
+    with pytest.raises(ConfigError) as info:
+        load(project_factory(models, streams=streams))
+    assert expected in str(info.value)

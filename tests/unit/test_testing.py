@@ -13,7 +13,13 @@ from runner.errors import ConfigError
 from runner.project import load
 from runner.testing.data_tests import data_test_sql, load_data_tests
 from runner.testing.diff import diff_rows, diff_table
-from runner.testing.results import FAIL, TestResult, plain_text, write_junit_xml
+from runner.testing.results import (
+    FAIL,
+    TestResult,
+    failing_rows_table,
+    plain_text,
+    write_junit_xml,
+)
 from runner.testing.seeds import SeedError, load_seeds, read_csv_rows
 from runner.testing.suite import load_suite, select_tests
 from runner.testing.unit_specs import checked_rows, load_unit_tests, table_columns
@@ -181,3 +187,11 @@ def test_junit_xml_has_a_testcase_per_test_and_the_diff(tmp_path: Path) -> None:
     failure = cases[1].find("failure")
     assert failure is not None and failure.get("message") == "target rows: 1 changed"
     assert "o1" in (failure.text or "") and " - " in (failure.text or "")
+
+
+def test_failing_rows_print_their_values_as_they_are() -> None:
+    """Values and names are data: ``[idx]`` is not rich markup, ``:cd:`` not an emoji code."""
+    rows = [("[red]x[/], a value wider than the title",), ("a:cd:b",)]
+    text = plain_text([failing_rows_table("items[idx] unique", ["tags[0]"], rows, 2)])
+    for shown in ("items[idx] unique: 2 failing rows", "tags[0]", "[red]x[/], a value", "a:cd:b"):
+        assert shown in text
