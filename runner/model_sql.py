@@ -15,7 +15,7 @@ from runner.ddl import column_names, split_columns
 from runner.errors import ConfigError
 from runner.project import Project
 from runner.templating.batch_facts import BatchFacts, BatchStats
-from runner.templating.context import ConfigProxy, Relation, model_context
+from runner.templating.context import batch_mode_context
 from runner.templating.splitter import SqlStatement, split_statements
 
 DML_KEYWORDS = frozenset({"MERGE", "INSERT", "UPDATE", "DELETE"})
@@ -151,24 +151,24 @@ def batch_context(
     facts = facts or BatchFacts()
     columns = column_names(stream_ddl) if stream_ddl else []
     declared_target = project.target_column_names(model)
-    return model_context(
+    return batch_mode_context(
         model_name=model.name,
-        config=ConfigProxy(model.config),
-        this=Relation(model.target_table),
+        config=model.config,
+        this=model.target_table,
         batch_id=batch_id,
         batch_view=model.batch_view,
-        project_vars=project.vars,
-        target_name=project.target.name,
-        ref=project.ref,
-        columns=list(facts.columns) if facts.columns is not None else columns,
+        batch_columns=facts.columns if facts.columns is not None else columns,
         target_columns=(
-            list(facts.target_columns) if facts.target_columns is not None else declared_target
+            facts.target_columns if facts.target_columns is not None else declared_target
         ),
         batch_stats=BatchStats(
             facts.stats if facts.columns is not None else None,
             model.config.prune_by,
             model.config.partitioned_by,
         ),
+        project_vars=project.vars,
+        target_name=project.target.name,
+        ref=project.ref,
     )
 
 

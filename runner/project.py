@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -35,7 +35,7 @@ from runner.errors import ConfigError, RunnerError, TemplateError
 from runner.kafka_spec import KAFKA_COLUMNS_DDL
 from runner.streams import conf_value, load_streams
 from runner.target_address import parse_master, parse_remote
-from runner.templating.context import ConfigProxy, PendingRelation, Relation, model_context
+from runner.templating.context import ParseRecord, Relation, parse_mode_context
 from runner.templating.environment import TemplateEnvironment
 from runner.yaml_loader import YamlMap, check_keys, load_yaml
 
@@ -106,6 +106,13 @@ class Project:
         if stream.format in LINE_FORMATS and stream.columns_ddl:
             return f"{stream.columns_ddl}, {RESCUED_COLUMN_DDL}"  # file_source adds it
         return stream.columns_ddl
+
+    def stream_column_names(self, stream_name: str | None) -> list[str] | None:
+        """The column names of the stream ``stream_name`` when they are known statically
+        (``stream_columns_ddl``); None for an unknown stream or undeclared columns."""
+        stream = self.streams.get(str(stream_name))
+        ddl = self.stream_columns_ddl(stream) if stream else None
+        return column_names(ddl) if ddl else None
 
     def template_name(self, model: ModelSpec) -> str:
         return self._template_names[model.name]
@@ -338,26 +345,16 @@ def _parse_model(project: Project, file: Path) -> ModelSpec:
     template_name = project.templates.add_model(name, file, source)
     project._template_names[name] = template_name
 
-    proxy = ConfigProxy()
-    refs: list[str] = []
-
-    def record_ref(other: str) -> Relation:
-        refs.append(other)
-        return Relation(f"__ref__{other}")
-
-    context = model_context(
-        model_name=name,
-        config=proxy,
-        this=PendingRelation(proxy, name),
-        batch_id=0,
-        batch_view=f"{name}__batch",
+    record = ParseRecord()
+    context = parse_mode_context(
+        name,
+        record,
         project_vars=project.vars,
         target_name=project.target.name,
-        ref=record_ref,
-        columns=_PendingColumns(project, proxy),
+        stream_columns=project.stream_column_names,
     )
     project.templates.render(template_name, context)
-    if proxy.calls == 0:
+    if record.config.calls == 0:
         raise ConfigError(
             "model has no {{ config(...) }} call",
             file=file,
@@ -367,7 +364,7 @@ def _parse_model(project: Project, file: Path) -> ModelSpec:
         )
     key_lines = config_argument_lines(source, match.end()) if match else {}
     config: ModelConfig = build_model_config(
-        proxy.recorded, file=file, line=config_line, key_lines=key_lines
+        record.config.recorded, file=file, line=config_line, key_lines=key_lines
     )
     if config.stream not in project.streams:
         raise ConfigError(
@@ -382,28 +379,9 @@ def _parse_model(project: Project, file: Path) -> ModelSpec:
         source=source,
         config=config,
         config_line=config_line,
-        refs=tuple(dict.fromkeys(refs)),
+        refs=tuple(dict.fromkeys(record.refs)),
         config_lines=tuple(key_lines.items()),
     )
-
-
-class _PendingColumns(list):
-    """``batch_columns`` in parse mode: the stream is known only once config() has run."""
-
-    def __init__(self, project: Project, config: ConfigProxy) -> None:
-        super().__init__()
-        self._project, self._config = project, config
-
-    def _names(self) -> list[str]:
-        stream = self._project.streams.get(str(self._config.get("stream")))
-        ddl = self._project.stream_columns_ddl(stream) if stream else None
-        return column_names(ddl) if ddl else ["*"]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._names())
-
-    def __len__(self) -> int:
-        return len(self._names())
 
 
 def _check_refs(project: Project) -> None:

@@ -90,7 +90,14 @@ PAGES: dict[str, dict[str, str]] = {
             "or on a column whose value never changes for a key (a partition date fixed per "
             "order), or a matching row outside the range is missed and inserted twice. "
             "`runner compile` shows the predicate with `:column__min`-style markers; at run "
-            "time they are literals, as in the second listing."
+            "time they are literals, as in the second listing.\n\n"
+            "**Its parts.** `merge()` resolves its arguments (`incremental_arguments`, shared "
+            "with `scd2()`), checks them all in `validate_merge` "
+            "(runner/macros/merge_validate.sql) before any SQL is generated, and builds the "
+            "statement from small macros: `merge_using`, `merge_on`, `merge_when_matched`, "
+            "`merge_when_not_matched` (and `merge_truncate`, `merge_rows_after_truncate`, "
+            "`merge_folded_source` for `truncate_when` and `ignore_null_updates`). A project "
+            "macro of the same name replaces one part, as for any built-in macro."
         ),
     },
     "scd2": {

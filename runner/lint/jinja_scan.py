@@ -15,7 +15,7 @@ from typing import Any
 import jinja2
 from jinja2 import nodes
 
-from runner.templating.context import ConfigProxy, Relation, model_context
+from runner.templating.context import ParseRecord, parse_mode_context
 
 # Names Jinja itself provides inside templates and macros.
 _JINJA_NAMES = frozenset(
@@ -73,18 +73,9 @@ NOT_CONST = _NOT_CONST
 
 @cache
 def context_names() -> frozenset[str]:
-    """The names ``model_context`` gives every model (config, this, batch, ref, var, ...)."""
-    context = model_context(
-        model_name="m",
-        config=ConfigProxy(),
-        this=Relation("s.t"),
-        batch_id=0,
-        batch_view="m__batch",
-        project_vars={},
-        target_name="t",
-        ref=Relation,
-        columns=[],
-    )
+    """The names every model can use (config, this, batch, ref, var, ...), as the parse-mode
+    context gives them (the batch-mode one gives the same)."""
+    context = parse_mode_context("m", ParseRecord(), project_vars={}, target_name="t")
     return frozenset(context) | _JINJA_NAMES
 
 

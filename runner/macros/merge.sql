@@ -34,6 +34,12 @@
                         is emptied (its own idempotent statement), and only the batch's rows
                         newer than the newest truncate row are applied after it
 -#}
+{#- How it is built: the arguments (incremental_arguments, shared with scd2(), then merge()'s
+    own), validate_merge (runner/macros/merge_validate.sql), merge_plan (the columns and
+    expressions the statements are made of), then the statements from small macros, each
+    replaceable by a project macro of the same name: merge_truncate and
+    merge_rows_after_truncate (truncate_when), merge_folded_source (ignore_null_updates),
+    merge_using, merge_on, merge_when_matched and merge_when_not_matched. -#}
 {%- macro merge(source=none, unique_key=none, sequence_by=none, null_safe=false,
                 delete_column=none, delete_values=['D'], deletes='hard',
                 tombstone_column='is_deleted', update_columns=none, exclude_columns=[],
@@ -42,195 +48,195 @@
                 except_columns=[], ignore_null_updates=false, truncate_when=none,
                 target=none) -%}
 {#- arguments, and their defaults from config() -#}
-{%- set source = source if source is not none else batch -%}
-{%- set target = target if target is not none else this -%}
-{%- set unique_key = unique_key if unique_key is not none else config.unique_key -%}
-{%- set keys = [unique_key] if unique_key is string else (unique_key or []) -%}
-{%- set sequence_by = sequence_by if sequence_by is not none else config.sequence_by -%}
-{%- set seqs = [sequence_by] if sequence_by is string else (sequence_by or []) -%}
-{%- set seq_lower = seqs | map('lower') | list -%}
-{%- set except_columns = [except_columns] if except_columns is string else except_columns -%}
-{%- set except_lower = except_columns | map('lower') | list -%}
-{%- set prune_by = prune_by if prune_by is not none else config.prune_by -%}
-{%- set prune_by = [prune_by] if prune_by is string else prune_by -%}
-{%- set delete_values = [delete_values] if delete_values is string else delete_values -%}
-{%- set evolve = schema_evolution if schema_evolution is not none else config.schema_drift == 'evolve' -%}
-{%- set source_columns = source_columns if source_columns is not none else batch_columns -%}
-{%- set source_lower = source_columns | map('lower') | list -%}
-{%- set target_lower = target_columns | map('lower') | list -%}
-{%- set key_lower = keys | map('lower') | list -%}
-{%- set tombstones = deletes == 'tombstone' -%}
-{#- validation: every failure names the argument and what to do -#}
-{%- if not keys -%}
-{{ raise_error("merge(): no unique_key; pass unique_key='id' (or a list) or set it in config()") }}
+{%- set m = namespace(null_safe=null_safe, delete_column=delete_column, deletes=deletes,
+                      tombstone_column=tombstone_column, update_columns=update_columns,
+                      exclude_columns=exclude_columns, mode=mode,
+                      match_condition=match_condition, deduplicate=deduplicate,
+                      order_by=order_by, tie_break=tie_break,
+                      ignore_null_updates=ignore_null_updates, truncate_when=truncate_when) -%}
+{{- incremental_arguments(m, source, target, unique_key, sequence_by, prune_by, delete_values,
+                          source_columns) -}}
+{%- set m.seqs = [m.sequence_by] if m.sequence_by is string else (m.sequence_by or []) -%}
+{%- set m.seq_lower = m.seqs | map('lower') | list -%}
+{%- set m.except_columns = [except_columns] if except_columns is string else except_columns -%}
+{%- set m.except_lower = m.except_columns | map('lower') | list -%}
+{%- set m.evolve = schema_evolution if schema_evolution is not none else config.schema_drift == 'evolve' -%}
+{%- set m.tombstones = m.deletes == 'tombstone' -%}
+{{- validate_merge(m) -}}
+{{- merge_plan(m) -}}
+{#- truncate_when: the truncate is its own statement; the MERGE reads the rows after it -#}
+{%- if m.truncate_when -%}
+{{ merge_truncate(m) }};
+{% set m.source = merge_rows_after_truncate(m) -%}
 {%- endif -%}
-{%- if mode not in ['upsert', 'insert_only', 'update_only'] -%}
-{{ raise_error("merge(): mode must be 'upsert', 'insert_only' or 'update_only', got '" ~ mode ~ "'") }}
+{%- if m.ignore_null_updates and m.deduplicate -%}
+{%- set m.source = merge_folded_source(m) -%}
 {%- endif -%}
-{%- if deletes not in ['hard', 'tombstone'] -%}
-{{ raise_error("merge(): deletes must be 'hard' or 'tombstone', got '" ~ deletes ~ "'") }}
-{%- endif -%}
-{%- for column in keys + seqs -%}
-{%- if column | lower not in target_lower -%}
-{{ raise_error("merge(): '" ~ column ~ "' (unique_key / sequence_by) is not a column of " ~ target ~ " (" ~ target_columns | join(', ') ~ ")") }}
-{%- elif column | lower not in source_lower -%}
-{{ raise_error("merge(): '" ~ column ~ "' (unique_key / sequence_by) is not a column of " ~ source ~ " (" ~ source_columns | join(', ') ~ ")") }}
-{%- endif -%}
-{%- endfor -%}
-{%- if delete_column and delete_column | lower not in source_lower -%}
-{{ raise_error("merge(): delete_column '" ~ delete_column ~ "' is not a column of " ~ source ~ " (" ~ source_columns | join(', ') ~ ")") }}
-{%- endif -%}
-{%- if delete_column and not delete_values -%}
-{{ raise_error("merge(): delete_values must list at least one value of " ~ delete_column) }}
-{%- endif -%}
-{%- if tombstones and not (delete_column and sequence_by) -%}
-{{ raise_error("merge(deletes='tombstone') needs delete_column and sequence_by: a tombstone keeps the delete's sequence value so older rows cannot resurrect the key") }}
-{%- endif -%}
-{%- if tombstones and mode != 'upsert' -%}
-{{ raise_error("merge(deletes='tombstone') needs mode='upsert', got mode='" ~ mode ~ "'") }}
-{%- endif -%}
-{%- if tombstones and tombstone_column | lower not in target_lower -%}
-{{ raise_error("merge(deletes='tombstone'): " ~ target ~ " has no column '" ~ tombstone_column ~ "'; add '" ~ tombstone_column ~ " BOOLEAN' to config(columns=...)") }}
-{%- endif -%}
-{%- for column in (update_columns or []) + exclude_columns -%}
-{%- if column | lower not in target_lower and not (evolve and column | lower in source_lower) -%}
-{{ raise_error("merge(): update_columns / exclude_columns name '" ~ column ~ "', not a column of " ~ target ~ " (" ~ target_columns | join(', ') ~ ")") }}
-{%- endif -%}
-{%- endfor -%}
-{%- for column in prune_by -%}
-{%- if column | lower not in target_lower or column | lower not in source_lower -%}
-{{ raise_error("merge(): prune_by column '" ~ column ~ "' must be a column of both " ~ target ~ " and " ~ source) }}
-{%- endif -%}
-{%- endfor -%}
-{%- if deduplicate and not (sequence_by or order_by) -%}
-{{ raise_error("merge(): to keep one row per key, pass sequence_by (or order_by); or deduplicate=false if " ~ source ~ " already has one row per key") }}
-{%- endif -%}
-{%- for column in except_columns -%}
-{%- if column | lower in key_lower + seq_lower -%}
-{{ raise_error("merge(): except_columns names '" ~ column ~ "', a unique_key / sequence_by column; those are always written") }}
-{%- endif -%}
-{%- endfor -%}
-{%- if ignore_null_updates and evolve -%}
-{{ raise_error("merge(): ignore_null_updates needs the SET list (t.c = coalesce(s.c, t.c)); it cannot be combined with schema evolution (UPDATE SET *)") }}
-{%- endif -%}
-{%- if truncate_when and not seqs -%}
-{{ raise_error("merge(truncate_when=...) needs sequence_by: only the batch's rows newer than the truncate row apply after it") }}
-{%- endif -%}
-{%- if evolve and update_columns is not none -%}
-{{ raise_error("merge(): schema evolution writes every source column (UPDATE SET *); drop update_columns, or use exclude_columns to leave source columns out") }}
-{%- endif -%}
-{%- if evolve and delete_column and not tombstones -%}
-{{ raise_error("merge(): schema evolution would add delete_column '" ~ delete_column ~ "' to " ~ target ~ "; use deletes='tombstone' or schema_drift='append_new_columns'") }}
-{%- endif -%}
-{#- columns: written ones are the target's columns the source has -#}
-{%- set excluded = exclude_columns | map('lower') | list -%}
-{%- set only = update_columns | map('lower') | list if update_columns is not none else none -%}
+MERGE {{ 'WITH SCHEMA EVOLUTION ' if m.evolve }}INTO {{ m.target }} AS t
+{{- merge_using(m) }}
+{{- merge_on(m) }}
+{{- merge_when_matched(m) }}
+{{- merge_when_not_matched(m) }}
+{%- endmacro %}
+
+
+{#- What merge()'s statements are made of, set on `m`: inserted (the target's columns the source
+    has) and updated (of those, what an update writes), is_delete (the source row is a
+    delete), seq_of (the sequence as s., t. and plain expressions), newer (the sequence guard),
+    plain_delete, projected (the source columns the MERGE reads), ties (the dedupe tie-break). -#}
+{%- macro merge_plan(m) -%}
+{%- set excluded = m.exclude_columns | map('lower') | list -%}
+{%- set only = m.update_columns | map('lower') | list if m.update_columns is not none else none -%}
 {%- set cols = namespace(insert=[], update=[]) -%}
-{%- for column in target_columns if column | lower in source_lower and column | lower != tombstone_column | lower and column | lower not in except_lower -%}
+{%- for column in target_columns if column | lower in m.source_lower and column | lower != m.tombstone_column | lower and column | lower not in m.except_lower -%}
 {%- set cols.insert = cols.insert + [column] -%}
-{%- if column | lower not in key_lower and (column | lower in seq_lower or (column | lower not in excluded and (only is none or column | lower in only))) -%}
+{%- if column | lower not in m.key_lower and (column | lower in m.seq_lower or (column | lower not in excluded and (only is none or column | lower in only))) -%}
 {%- set cols.update = cols.update + [column] -%}
 {%- endif -%}
 {%- endfor -%}
-{%- if delete_column and evolve -%}
-{%- set is_delete = 's.' ~ tombstone_column -%}
-{%- elif delete_column -%}
-{%- set is_delete = "coalesce(s." ~ delete_column ~ " IN ('" ~ delete_values | join("', '") ~ "'), false)" -%}
+{%- set m.inserted = cols.insert -%}
+{%- set m.updated = cols.update -%}
+{%- if m.delete_column and m.evolve -%}
+{%- set m.is_delete = 's.' ~ m.tombstone_column -%}
+{%- elif m.delete_column -%}
+{%- set m.is_delete = "coalesce(s." ~ m.delete_column ~ " IN ('" ~ m.delete_values | join("', '") ~ "'), false)" -%}
+{%- else -%}
+{%- set m.is_delete = none -%}
 {%- endif -%}
-{%- if seqs | length > 1 -%}
-{%- set seq_of = namespace(s='struct(s.' ~ seqs | join(', s.') ~ ')', t='struct(t.' ~ seqs | join(', t.') ~ ')', plain='struct(' ~ seqs | join(', ') ~ ')') -%}
-{%- elif seqs -%}
-{%- set seq_of = namespace(s='s.' ~ seqs[0], t='t.' ~ seqs[0], plain=seqs[0]) -%}
+{%- if m.seqs | length > 1 -%}
+{%- set seq_of = namespace(s='struct(s.' ~ m.seqs | join(', s.') ~ ')', t='struct(t.' ~ m.seqs | join(', t.') ~ ')', plain='struct(' ~ m.seqs | join(', ') ~ ')') -%}
+{%- elif m.seqs -%}
+{%- set seq_of = namespace(s='s.' ~ m.seqs[0], t='t.' ~ m.seqs[0], plain=m.seqs[0]) -%}
 {%- endif -%}
-{%- set newer = (seq_of.s ~ ' > ' ~ seq_of.t) if seqs else none -%}
-{%- set plain_delete = ("coalesce(" ~ delete_column ~ " IN ('" ~ delete_values | join("', '") ~ "'), false)") if delete_column else none -%}
-{#- the source: the batch, one row per key (the newest), in the columns the MERGE reads -#}
-{%- if evolve -%}
+{#- without a sequence seq_of stays undefined, and a use of it fails naming it -#}
+{%- set m.seq_of = seq_of -%}
+{%- set m.newer = (seq_of.s ~ ' > ' ~ seq_of.t) if m.seqs else none -%}
+{%- set m.plain_delete = ("coalesce(" ~ m.delete_column ~ " IN ('" ~ m.delete_values | join("', '") ~ "'), false)") if m.delete_column else none -%}
+{#- the source columns the MERGE reads -#}
+{%- if m.evolve -%}
 {%- set projection = namespace(columns=[]) -%}
-{%- for column in source_columns if column | lower != (delete_column or '') | lower and column | lower not in excluded and column | lower not in except_lower -%}
+{%- for column in m.source_columns if column | lower != (m.delete_column or '') | lower and column | lower not in excluded and column | lower not in m.except_lower -%}
 {%- set projection.columns = projection.columns + [column] -%}
 {%- endfor -%}
-{%- if tombstones -%}
-{%- set projection.columns = projection.columns + ["coalesce(" ~ delete_column ~ " IN ('" ~ delete_values | join("', '") ~ "'), false) AS " ~ tombstone_column] -%}
+{%- if m.tombstones -%}
+{%- set projection.columns = projection.columns + ["coalesce(" ~ m.delete_column ~ " IN ('" ~ m.delete_values | join("', '") ~ "'), false) AS " ~ m.tombstone_column] -%}
 {%- endif -%}
-{%- set projected = projection.columns -%}
+{%- set m.projected = projection.columns -%}
 {%- else -%}
-{%- set projected = source_columns -%}
+{%- set m.projected = m.source_columns -%}
 {%- endif -%}
-{%- set ties = tie_break if tie_break is not none else (source_columns | reject('in', keys + seqs) | list) -%}
-{#- truncate_when: the truncate is its own statement; the MERGE reads the rows after it -#}
-{%- if truncate_when -%}
-{%- set truncate_seq = '(SELECT max(' ~ seq_of.plain ~ ') FROM ' ~ source ~ ' WHERE ' ~ truncate_when ~ ')' -%}
--- truncate_when: any batch row with ({{ truncate_when }}) empties the target first
-MERGE INTO {{ target }} AS t
-USING (SELECT 1 AS __truncate FROM {{ source }} WHERE {{ truncate_when }} LIMIT 1) AS s
+{%- set m.ties = m.tie_break if m.tie_break is not none else (m.source_columns | reject('in', m.keys + m.seqs) | list) -%}
+{%- endmacro %}
+
+
+{#- truncate_when's own statement: any batch row matching it empties the target. -#}
+{%- macro merge_truncate(m) -%}
+-- truncate_when: any batch row with ({{ m.truncate_when }}) empties the target first
+MERGE INTO {{ m.target }} AS t
+USING (SELECT 1 AS __truncate FROM {{ m.source }} WHERE {{ m.truncate_when }} LIMIT 1) AS s
 ON true
-WHEN MATCHED THEN DELETE;
-{% set source = '(\n    SELECT * FROM ' ~ source ~ '\n    WHERE NOT coalesce(' ~ truncate_when ~ ', false)\n      AND (' ~ truncate_seq ~ ' IS NULL OR ' ~ seq_of.plain ~ ' > ' ~ truncate_seq ~ ')\n  )' -%}
-{%- endif -%}
+WHEN MATCHED THEN DELETE
+{%- endmacro %}
+
+
+{#- The batch's rows the MERGE applies after a truncate: those newer than the newest truncate
+    row, without the truncate rows themselves. -#}
+{%- macro merge_rows_after_truncate(m) -%}
+{%- set truncate_seq = '(SELECT max(' ~ m.seq_of.plain ~ ') FROM ' ~ m.source ~ ' WHERE ' ~ m.truncate_when ~ ')' -%}
+(
+    SELECT * FROM {{ m.source }}
+    WHERE NOT coalesce({{ m.truncate_when }}, false)
+      AND ({{ truncate_seq }} IS NULL OR {{ m.seq_of.plain }} > {{ truncate_seq }})
+  )
+{%- endmacro %}
+
+
 {#- ignore_null_updates: each column of a key's newest row is its newest non-NULL value in the
     batch, counting only rows from the key's last delete on -#}
-{%- if ignore_null_updates and deduplicate -%}
-{%- set ordering = namespace(columns=seqs) -%}
-{%- if ties is not string and ties is not false -%}
-{%- for column in ties -%}{%- set ordering.columns = ordering.columns + [column ~ ' DESC'] -%}{%- endfor -%}
+{%- macro merge_folded_source(m) -%}
+{%- set ordering = namespace(columns=m.seqs) -%}
+{%- if m.ties is not string and m.ties is not false -%}
+{%- for column in m.ties -%}{%- set ordering.columns = ordering.columns + [column ~ ' DESC'] -%}{%- endfor -%}
 {%- endif -%}
-{%- set window = 'OVER (PARTITION BY ' ~ keys | join(', ') ~ ' ORDER BY ' ~ ordering.columns | join(', ') ~ ' ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING)' -%}
+{%- set window = 'OVER (PARTITION BY ' ~ m.keys | join(', ') ~ ' ORDER BY ' ~ ordering.columns | join(', ') ~ ' ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING)' -%}
 {%- set filled = namespace(columns=[]) -%}
-{%- for column in source_columns -%}
-{%- if column | lower in key_lower + seq_lower or column | lower == (delete_column or '') | lower -%}
+{%- for column in m.source_columns -%}
+{%- if column | lower in m.key_lower + m.seq_lower or column | lower == (m.delete_column or '') | lower -%}
 {%- set filled.columns = filled.columns + [column] -%}
 {%- else -%}
 {%- set filled.columns = filled.columns + ['last_value(' ~ column ~ ', true) ' ~ window ~ ' AS ' ~ column] -%}
 {%- endif -%}
 {%- endfor -%}
-{%- if delete_column -%}
-{%- set from_last_delete = '(\n        SELECT * FROM (SELECT *, max(CASE WHEN ' ~ plain_delete ~ ' THEN ' ~ seq_of.plain ~ ' END) OVER (PARTITION BY ' ~ keys | join(', ') ~ ') AS __last_delete FROM ' ~ source ~ ')\n        WHERE __last_delete IS NULL OR ' ~ seq_of.plain ~ ' >= __last_delete\n      )' -%}
+{%- if m.delete_column -%}
+{%- set from_last_delete = '(\n        SELECT * FROM (SELECT *, max(CASE WHEN ' ~ m.plain_delete ~ ' THEN ' ~ m.seq_of.plain ~ ' END) OVER (PARTITION BY ' ~ m.keys | join(', ') ~ ') AS __last_delete FROM ' ~ m.source ~ ')\n        WHERE __last_delete IS NULL OR ' ~ m.seq_of.plain ~ ' >= __last_delete\n      )' -%}
 {%- else -%}
-{%- set from_last_delete = source -%}
+{%- set from_last_delete = m.source -%}
 {%- endif -%}
-{%- set source = '(\n      SELECT ' ~ filled.columns | join(',\n        ') ~ '\n      FROM ' ~ from_last_delete ~ '\n    )' -%}
-{%- endif -%}
-MERGE {{ 'WITH SCHEMA EVOLUTION ' if evolve }}INTO {{ target }} AS t
-{%- if deduplicate %}
+(
+      SELECT {{ filled.columns | join(',\n        ') }}
+      FROM {{ from_last_delete }}
+    )
+{%- endmacro %}
+
+
+{#- USING: the source, one row per key (the newest) unless deduplicate=false, in the columns
+    the MERGE reads -#}
+{%- macro merge_using(m) %}
+{%- if m.deduplicate %}
 USING (
-  {{ dedupe(source, key=keys, order_by=order_by or (seqs | join(' DESC, ') ~ ' DESC'), columns=projected, tie_break=ties) | indent(2) }}
+  {{ dedupe(m.source, key=m.keys, order_by=m.order_by or (m.seqs | join(' DESC, ') ~ ' DESC'), columns=m.projected, tie_break=m.ties) | indent(2) }}
 ) AS s
-{%- elif evolve %}
-USING (SELECT {{ projected | join(', ') }} FROM {{ source }}) AS s
+{%- elif m.evolve %}
+USING (SELECT {{ m.projected | join(', ') }} FROM {{ m.source }}) AS s
 {%- else %}
-USING {{ source }} AS s
+USING {{ m.source }} AS s
 {%- endif %}
-ON {% for key in keys %}{{ 't.' ~ key ~ (' <=> ' if null_safe else ' = ') ~ 's.' ~ key }}{{ '\n  AND ' if not loop.last }}{% endfor %}
-{%- if match_condition %}
-  AND ({{ match_condition }})
+{%- endmacro %}
+
+
+{#- ON: the keys, match_condition, and a literal range of each prune_by column -#}
+{%- macro merge_on(m) %}
+ON {% for key in m.keys %}{{ 't.' ~ key ~ (' <=> ' if m.null_safe else ' = ') ~ 's.' ~ key }}{{ '\n  AND ' if not loop.last }}{% endfor %}
+{%- if m.match_condition %}
+  AND ({{ m.match_condition }})
 {%- endif %}
-{%- for column in prune_by %}
+{%- for column in m.prune_by %}
   AND {{ batch_stats.predicate(column, 't') }}
 {%- endfor %}
-{%- if mode != 'insert_only' %}
-{%- if delete_column and not tombstones %}
-WHEN MATCHED AND {{ newer ~ ' AND ' if newer }}{{ is_delete }} THEN DELETE
+{%- endmacro %}
+
+
+{#- WHEN MATCHED (not for mode='insert_only'): a hard delete, then the update, both only for
+    a newer source row -#}
+{%- macro merge_when_matched(m) %}
+{%- if m.mode != 'insert_only' %}
+{%- if m.delete_column and not m.tombstones %}
+WHEN MATCHED AND {{ m.newer ~ ' AND ' if m.newer }}{{ m.is_delete }} THEN DELETE
 {%- endif %}
-{%- if evolve %}
-WHEN MATCHED{{ ' AND ' ~ newer if newer }} THEN UPDATE SET *
-{%- elif cols.update or tombstones %}
-WHEN MATCHED{{ ' AND ' ~ newer if newer }} THEN UPDATE SET
-{%- for column in cols.update %}
-  t.{{ column }} = {{ ('coalesce(s.' ~ column ~ ', t.' ~ column ~ ')') if ignore_null_updates and column | lower not in seq_lower else 's.' ~ column }}{{ ',' if not loop.last or tombstones }}
+{%- if m.evolve %}
+WHEN MATCHED{{ ' AND ' ~ m.newer if m.newer }} THEN UPDATE SET *
+{%- elif m.updated or m.tombstones %}
+WHEN MATCHED{{ ' AND ' ~ m.newer if m.newer }} THEN UPDATE SET
+{%- for column in m.updated %}
+  t.{{ column }} = {{ ('coalesce(s.' ~ column ~ ', t.' ~ column ~ ')') if m.ignore_null_updates and column | lower not in m.seq_lower else 's.' ~ column }}{{ ',' if not loop.last or m.tombstones }}
 {%- endfor %}
-{%- if tombstones %}
-  t.{{ tombstone_column }} = {{ is_delete }}
+{%- if m.tombstones %}
+  t.{{ m.tombstone_column }} = {{ m.is_delete }}
 {%- endif %}
 {%- endif %}
 {%- endif %}
-{%- if mode != 'update_only' %}
-{%- if evolve %}
+{%- endmacro %}
+
+
+{#- WHEN NOT MATCHED (not for mode='update_only'): insert, unless the row is a hard delete -#}
+{%- macro merge_when_not_matched(m) %}
+{%- if m.mode != 'update_only' %}
+{%- if m.evolve %}
 WHEN NOT MATCHED THEN INSERT *
 {%- else %}
-WHEN NOT MATCHED{{ ' AND NOT ' ~ is_delete if delete_column and not tombstones }} THEN
-  INSERT ({{ (cols.insert + ([tombstone_column] if tombstones else [])) | join(', ') }})
-  VALUES ({% for column in cols.insert %}s.{{ column }}{{ ', ' if not loop.last }}{% endfor %}{{ ', ' ~ is_delete if tombstones }})
+WHEN NOT MATCHED{{ ' AND NOT ' ~ m.is_delete if m.delete_column and not m.tombstones }} THEN
+  INSERT ({{ (m.inserted + ([m.tombstone_column] if m.tombstones else [])) | join(', ') }})
+  VALUES ({% for column in m.inserted %}s.{{ column }}{{ ', ' if not loop.last }}{% endfor %}{{ ', ' ~ m.is_delete if m.tombstones }})
 {%- endif %}
 {%- endif %}
 {%- endmacro %}

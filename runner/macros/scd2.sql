@@ -25,18 +25,14 @@
                is_current='is_current', is_deleted='is_deleted', prune_by=none,
                source_columns=none, track_history_on=none, track_history_except=none,
                target=none) -%}
-{%- set source = source if source is not none else batch -%}
-{%- set target = target if target is not none else this -%}
-{%- set unique_key = unique_key if unique_key is not none else config.unique_key -%}
-{%- set keys = [unique_key] if unique_key is string else (unique_key or []) -%}
-{%- set sequence_by = sequence_by if sequence_by is not none else config.sequence_by -%}
-{%- set prune_by = prune_by if prune_by is not none else config.prune_by -%}
-{%- set prune_by = [prune_by] if prune_by is string else prune_by -%}
-{%- set delete_values = [delete_values] if delete_values is string else delete_values -%}
-{%- set source_columns = source_columns if source_columns is not none else batch_columns -%}
-{%- set source_lower = source_columns | map('lower') | list -%}
-{%- set target_lower = target_columns | map('lower') | list -%}
-{%- set key_lower = keys | map('lower') | list -%}
+{#- arguments, and their defaults from config(), as merge() resolves them -#}
+{%- set args = namespace() -%}
+{{- incremental_arguments(args, source, target, unique_key, sequence_by, prune_by, delete_values,
+                          source_columns) -}}
+{%- set source, target, keys, sequence_by = args.source, args.target, args.keys, args.sequence_by -%}
+{%- set prune_by, delete_values = args.prune_by, args.delete_values -%}
+{%- set source_columns, source_lower = args.source_columns, args.source_lower -%}
+{%- set target_lower, key_lower = args.target_lower, args.key_lower -%}
 {%- set scd_columns = [valid_from, valid_to, is_current] + ([is_deleted] if delete_column else []) -%}
 {%- if not keys -%}
 {{ raise_error("scd2(): no unique_key; pass unique_key='id' (or a list) or set it in config()") }}

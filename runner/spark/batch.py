@@ -27,8 +27,8 @@ from runner.spark.errors import first_line
 from runner.spark.eventlog import record_batch
 from runner.spark.expectations import apply_expectations
 from runner.spark.replay import committed_metrics
-from runner.spark.schema_drift import promote_rescued_fields
-from runner.spark.sources import BatchSourceContext, batch_source_metrics, prepare_batch
+from runner.spark.schema_drift import apply_drift_policy, promote_rescued_fields
+from runner.spark.sources import BatchSourceContext, prepare_batch
 from runner.spark.statements import StatementResult, Transaction, run_statement
 
 
@@ -50,9 +50,11 @@ def run_batch(
     query_id: str,
     on_statement: Callable[[str, int, StatementResult], None] | None = None,
 ) -> BatchReport:
-    """Everything one micro-batch does, on ``batch_df``'s own session: source-side work, the
-    batch view, the model's statements (DML under Delta's idempotent-write identity
-    ``<query_id>:<model>:<statement>`` / ``batch_id``), maintenance, and the event-log row.
+    """Everything one micro-batch does, on ``batch_df``'s own session: source-side work, row
+    expectations, the batch view, the schema-drift policy, the model's statements (DML under
+    Delta's idempotent-write identity ``<query_id>:<model>:<statement>`` / ``batch_id``),
+    maintenance, and the event-log row. What the source cached for the batch is released when
+    the batch ends, whether it committed or failed.
 
     ``foreachBatch`` calls it through BatchExecutor; model unit tests call it directly with
     batches they build, so both go through exactly this code.
@@ -69,22 +71,22 @@ def run_batch(
         # schema_drift on undeclared fields, before anything of the batch is written
         check_rows=lambda rows: promote_rescued_fields(model, rows),
     )
-    batch_df = prepare_batch(stream, batch_df, batch_id, source_context)
-    source_metrics = batch_source_metrics(stream, source_context)
-    report.quarantined = source_metrics.get("rows_quarantined", 0)
-    report.rescued = source_metrics.get("rows_rescued", 0)
-    # The batch is read by several statements (and counted): compute it once.
-    batch_df.persist()
+    # The source's work (parse, quarantine, count); its cached frame is this batch's to release.
+    source = prepare_batch(stream, batch_df, batch_id, source_context)
+    report.quarantined = source.counts.rows_quarantined
+    report.rescued = source.counts.rows_rescued
     try:
-        report.input_rows = batch_df.count()
+        report.input_rows = source.rows.count()
         # row expectations: counted, failing rows dropped or quarantined, or the batch stops
         rows, report.expectations = apply_expectations(
-            model, batch_df, batch_id, warehouse=project.target.warehouse, query_id=query_id
+            model, source.rows, batch_id, warehouse=project.target.warehouse, query_id=query_id
         )
         report.quarantined += sum(e.failed for e in report.expectations if e.action == "quarantine")
         rows.createOrReplaceTempView(model.batch_view)
-        # schema-drift policy, then the batch's real columns and prune ranges for rendering
-        facts = prepare_batch_facts(session, project, model, rows)
+        # schema-drift policy: may stop the batch, or ALTER the target, before any statement
+        apply_drift_policy(session, project, model, rows)
+        # the batch's real columns and prune ranges, for rendering
+        facts = prepare_batch_facts(session, model, rows)
         target_location = project.target.table_location(model.target_table)
         for statement in compile_batch(project, model, batch_id, facts):
             txn = None
@@ -99,7 +101,7 @@ def run_batch(
             if on_statement is not None:
                 on_statement(model.name, batch_id, result)
     finally:
-        batch_df.unpersist()
+        source.release()
     report.seconds = time.monotonic() - started
     record_batch(session, project.target, report, query_id)
     return report

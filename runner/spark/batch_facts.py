@@ -23,8 +23,6 @@ from pyspark.sql.types import (
 
 from runner.config import ModelSpec
 from runner.errors import ConfigError
-from runner.project import Project
-from runner.spark.schema_drift import apply_drift_policy
 from runner.templating.batch_facts import MAX_IN_VALUES, BatchFacts, ColumnStats, TypedLiteral
 
 _TEXT_TYPES: dict[type[DataType], str] = {
@@ -34,11 +32,9 @@ _TEXT_TYPES: dict[type[DataType], str] = {
 _UNPRUNABLE = (BinaryType, BooleanType, MapType, StructType)
 
 
-def prepare_batch_facts(
-    session: SparkSession, project: Project, model: ModelSpec, batch_df: DataFrame
-) -> BatchFacts:
-    """Apply the model's schema-drift policy, then measure the batch for rendering."""
-    apply_drift_policy(session, project, model, batch_df)
+def prepare_batch_facts(session: SparkSession, model: ModelSpec, batch_df: DataFrame) -> BatchFacts:
+    """Measure the batch for rendering: its columns, the target's columns as they are now
+    (after any ALTER of the schema-drift policy), the ``prune_by`` ranges. Reads only."""
     target = (
         tuple(session.table(model.target_table).columns)
         if session.catalog.tableExists(model.target_table)

@@ -26,7 +26,6 @@ import csv
 import io
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +44,7 @@ from pyspark.sql.types import (
 
 from runner.config import RESCUED_COLUMN, StreamSpec
 from runner.spark.quarantine import ensure_quarantine_table, write_quarantine
+from runner.spark.source_batch import SourceBatch, SourceCounts
 
 CORRUPT_COLUMN = "_corrupt_record"
 # Options of Spark's file stream source itself; every other option is the parser's.
@@ -79,27 +79,6 @@ _LINE_TYPE = StructType(
 )
 
 
-@dataclass(frozen=True)
-class FileBatchResult:
-    """What reading one micro-batch of files did: counts for the batch's metrics."""
-
-    rows_read: int
-    rows_quarantined: int
-    rows_rescued: int
-
-    def as_metrics(self) -> dict[str, int]:
-        return {
-            "rows_read": self.rows_read,
-            "rows_parsed": self.rows_read - self.rows_quarantined,
-            "rows_quarantined": self.rows_quarantined,
-            "rows_rescued": self.rows_rescued,
-        }
-
-
-_results: dict[str, FileBatchResult] = {}
-_cached: dict[str, DataFrame] = {}
-
-
 def read_file_stream(spark: SparkSession, stream: StreamSpec) -> DataFrame:
     """One row per new file: ``_file`` (its path) and ``_text`` (its content)."""
     assert stream.path is not None
@@ -129,52 +108,49 @@ def prepare_file_batch(
     query_id: str | None,
     project_root: Path | None = None,
     check_rows: Callable[[DataFrame], DataFrame] | None = None,
-) -> DataFrame:
+) -> SourceBatch:
     """Split the batch's files into lines, quarantine the malformed ones, return the good rows
-    (declared columns, then ``_rescued_data``). ``check_rows`` sees (and may extend) the good
-    rows before the quarantine write, so an error it raises leaves the quarantine untouched."""
+    (declared columns, then ``_rescued_data``) with the counts. ``check_rows`` sees (and may
+    extend) the good rows before the quarantine write, so an error it raises leaves the
+    quarantine untouched. The typed lines are persisted until the caller releases the returned
+    SourceBatch; if this fails, they are released here."""
     schema = declared_schema(stream)
     lines = _lines(stream, schema, batch_df, project_root)
     typed = _typed(stream, schema, lines).persist(StorageLevel.MEMORY_AND_DISK)
-    previous = _cached.pop(model_name, None)
-    if previous is not None:
-        previous.unpersist()
-    _cached[model_name] = typed
-    counts = typed.agg(
-        F.count(F.lit(1)).alias("read"),
-        F.count("_reason").alias("bad"),
-        F.count_if(F.col("_reason").isNull() & F.col(RESCUED_COLUMN).isNotNull()).alias("rescued"),
-    ).collect()[0]
-    good = typed.where(F.col("_reason").isNull()).select(
-        *[F.col(f"`{f.name}`") for f in schema.fields], F.col(RESCUED_COLUMN)
-    )
-    if check_rows is not None:
-        good = check_rows(good)
-    ensure_quarantine_table(batch_df.sparkSession, model_name, warehouse)
-    if counts["bad"]:
-        write_quarantine(
-            typed.where(F.col("_reason").isNotNull()).select(
-                F.concat(F.col("_position"), F.lit(":"), F.col("_line")).alias("position"),
-                F.col("_raw").alias("raw"),
-                F.col("_reason").alias("reason"),
-                F.col("_file").alias("file"),
-                F.col("_line").alias("line"),
+    try:
+        counts = typed.agg(
+            F.count(F.lit(1)).alias("read"),
+            F.count("_reason").alias("bad"),
+            F.count_if(F.col("_reason").isNull() & F.col(RESCUED_COLUMN).isNotNull()).alias(
+                "rescued"
             ),
-            model_name=model_name,
-            batch_id=batch_id,
-            source="json" if stream.format == "json" else "csv",
-            warehouse=warehouse,
-            query_id=query_id,
+        ).collect()[0]
+        good = typed.where(F.col("_reason").isNull()).select(
+            *[F.col(f"`{f.name}`") for f in schema.fields], F.col(RESCUED_COLUMN)
         )
-    _results[model_name] = FileBatchResult(
-        int(counts["read"]), int(counts["bad"]), int(counts["rescued"])
-    )
-    return good
-
-
-def last_batch_result(model_name: str) -> FileBatchResult | None:
-    """The counts of the latest batch of ``model_name`` read in this process."""
-    return _results.get(model_name)
+        if check_rows is not None:
+            good = check_rows(good)
+        ensure_quarantine_table(batch_df.sparkSession, model_name, warehouse)
+        if counts["bad"]:
+            write_quarantine(
+                typed.where(F.col("_reason").isNotNull()).select(
+                    F.concat(F.col("_position"), F.lit(":"), F.col("_line")).alias("position"),
+                    F.col("_raw").alias("raw"),
+                    F.col("_reason").alias("reason"),
+                    F.col("_file").alias("file"),
+                    F.col("_line").alias("line"),
+                ),
+                model_name=model_name,
+                batch_id=batch_id,
+                source="json" if stream.format == "json" else "csv",
+                warehouse=warehouse,
+                query_id=query_id,
+            )
+    except BaseException:
+        typed.unpersist()
+        raise
+    counted = SourceCounts(int(counts["read"]), int(counts["bad"]), int(counts["rescued"]))
+    return SourceBatch(good, counted, typed.unpersist)
 
 
 # -- splitting files into lines (Python: exact line numbers, CSV quoting, raw JSON) ---------

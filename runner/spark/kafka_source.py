@@ -30,7 +30,6 @@ Where malformed records go
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
 from pyspark import StorageLevel
@@ -42,6 +41,7 @@ from runner.config import StreamSpec
 from runner.errors import ConfigError
 from runner.kafka_spec import KAFKA_COLUMNS, KafkaSpec
 from runner.spark.quarantine import ensure_quarantine_table, write_quarantine
+from runner.spark.source_batch import SourceBatch, SourceCounts
 
 CORRUPT_COLUMN = "_corrupt_record"
 # Every dependency but the broker: the Spark side of Kafka, as Maven coordinates.
@@ -56,32 +56,6 @@ def connector_coordinates(spark_version: str) -> list[str]:
         f"org.apache.spark:spark-sql-kafka-0-10_2.13:{spark_version}",
         f"org.apache.spark:spark-token-provider-kafka-0-10_2.13:{TOKEN_PROVIDER_VERSION}",
     ]
-
-
-@dataclass(frozen=True)
-class KafkaBatchResult:
-    """What parsing one micro-batch did: counts for the batch's metrics."""
-
-    model: str
-    batch_id: int
-    rows_read: int
-    rows_quarantined: int
-
-    @property
-    def rows_parsed(self) -> int:
-        return self.rows_read - self.rows_quarantined
-
-    def as_metrics(self) -> dict[str, int]:
-        return {
-            "rows_read": self.rows_read,
-            "rows_parsed": self.rows_parsed,
-            "rows_quarantined": self.rows_quarantined,
-        }
-
-
-# model name -> the last batch's result / its cached parse (unpersisted when the next comes).
-_results: dict[str, KafkaBatchResult] = {}
-_cached: dict[str, DataFrame] = {}
 
 
 def read_kafka_stream(spark: SparkSession, stream: StreamSpec) -> DataFrame:
@@ -99,46 +73,38 @@ def prepare_kafka_batch(
     model_name: str,
     warehouse: Path,
     query_id: str | None = None,
-) -> DataFrame:
-    """Parse the batch's values; quarantine the malformed ones; return the good rows.
-
-    The parsed batch is cached (Kafka is read once, not once per action) until the same
-    model's next batch. The counts are kept for ``last_batch_result``.
+) -> SourceBatch:
+    """Parse the batch's values; quarantine the malformed ones; return the good rows with the
+    counts. The parsed batch is persisted (Kafka is read once, not once per action) until the
+    caller releases the returned SourceBatch; if this fails, it is released here.
     """
     kafka = _kafka(stream)
     session = batch_df.sparkSession
     parsed = _parse(batch_df, kafka).persist(StorageLevel.MEMORY_AND_DISK)
-    previous = _cached.pop(model_name, None)
-    if previous is not None:
-        previous.unpersist()
-    _cached[model_name] = parsed
-
-    counts = parsed.agg(F.count(F.lit(1)).alias("read"), F.count("_reason").alias("bad")).collect()[
-        0
-    ]
-    rows_read, rows_bad = int(counts["read"]), int(counts["bad"])
-    ensure_quarantine_table(session, model_name, warehouse)
-    if rows_bad:
-        write_quarantine(
-            _rejected(parsed),
-            model_name=model_name,
-            batch_id=batch_id,
-            source="kafka",
-            warehouse=warehouse,
-            query_id=query_id,
-        )
-    _results[model_name] = KafkaBatchResult(model_name, batch_id, rows_read, rows_bad)
-
+    try:
+        counts = parsed.agg(
+            F.count(F.lit(1)).alias("read"), F.count("_reason").alias("bad")
+        ).collect()[0]
+        rows_read, rows_bad = int(counts["read"]), int(counts["bad"])
+        ensure_quarantine_table(session, model_name, warehouse)
+        if rows_bad:
+            write_quarantine(
+                _rejected(parsed),
+                model_name=model_name,
+                batch_id=batch_id,
+                source="kafka",
+                warehouse=warehouse,
+                query_id=query_id,
+            )
+    except BaseException:
+        parsed.unpersist()
+        raise
     names = [field.name for field in _value_schema(kafka).fields]
-    return parsed.where(F.col("_reason").isNull()).select(
+    good = parsed.where(F.col("_reason").isNull()).select(
         *[F.col(f"_parsed.`{name}`").alias(name) for name in names],
         *[F.col(f"_kafka_{column[len('kafka_') :]}").alias(column) for column in KAFKA_COLUMNS],
     )
-
-
-def last_batch_result(model_name: str) -> KafkaBatchResult | None:
-    """The counts of the latest batch of ``model_name`` parsed in this process."""
-    return _results.get(model_name)
+    return SourceBatch(good, SourceCounts(rows_read, rows_bad), parsed.unpersist)
 
 
 # -- parsing -------------------------------------------------------------------------------

@@ -19,6 +19,7 @@ from runner.config import (
 )
 from runner.errors import ConfigError
 from runner.spark import file_source, kafka_source
+from runner.spark.source_batch import SourceBatch, passed_through
 
 
 @dataclass(frozen=True)
@@ -66,12 +67,14 @@ def read_stream(
 
 def prepare_batch(
     stream: StreamSpec, batch_df: DataFrame, batch_id: int, context: BatchSourceContext
-) -> DataFrame:
-    """Source-specific work on a micro-batch before the model sees it.
+) -> SourceBatch:
+    """Source-specific work on a micro-batch before the model sees it; the caller owns the
+    result and calls its ``release`` once, when the batch is done or has failed.
 
-    Parquet, rate and Delta sources pass the batch through. Kafka parses values with the
-    stream's schema (runner/spark/kafka_source.py); JSON and CSV files are split into lines and
-    parsed (runner/spark/file_source.py); both send malformed input to the quarantine table.
+    Parquet, rate and Delta sources pass the batch through (persisted as it is). Kafka parses
+    values with the stream's schema (runner/spark/kafka_source.py); JSON and CSV files are
+    split into lines and parsed (runner/spark/file_source.py); both send malformed input to
+    the quarantine table and count what they read, quarantined and (files) rescued.
     """
     if stream.format == KAFKA_FORMAT:
         return kafka_source.prepare_kafka_batch(
@@ -88,23 +91,7 @@ def prepare_batch(
             context.project_root,
             context.check_rows,
         )
-    return batch_df
-
-
-def batch_source_metrics(stream: StreamSpec, context: BatchSourceContext) -> dict[str, int]:
-    """Counts of the source-side work on the model's latest batch, for its metrics.
-
-    Kafka: ``rows_read``, ``rows_parsed`` and ``rows_quarantined``; JSON and CSV files also
-    ``rows_rescued``. Other sources: nothing. Call it after ``prepare_batch``, in the same
-    process.
-    """
-    if stream.format == KAFKA_FORMAT:
-        result = kafka_source.last_batch_result(context.model_name)
-        return result.as_metrics() if result is not None else {}
-    if stream.format in LINE_FORMATS:
-        found = file_source.last_batch_result(context.model_name)
-        return found.as_metrics() if found is not None else {}
-    return {}
+    return passed_through(batch_df)
 
 
 def trigger_kwargs(trigger: TriggerSpec, stream: StreamSpec | None = None) -> dict[str, Any]:

@@ -1,21 +1,30 @@
-"""The names a model template sees, built by one function that returns a dict.
+"""The names a model template sees, built by two named factories that return a dict.
 
-The same template is rendered in two modes (as dbt does):
+The same template is rendered in two modes (as dbt does with its parser and runtime contexts):
 
-- *parse* mode, once when the project loads: ``config(...)`` records the model's settings and
-  ``ref(...)`` records dependencies;
-- *batch* mode, once per micro-batch (and by ``runner compile``): ``config(...)`` is a no-op,
-  ``config.key`` reads the validated settings, and ``batch_id`` / ``batch`` describe the batch.
+- ``parse_mode_context``, once when the project loads (and for lint's scan of the names):
+  ``config(...)`` records the model's settings and ``ref(...)`` records dependencies. What
+  depends on those settings (``this``, ``batch_columns``, ``target_columns``) is read when the
+  template uses it, because ``config(...)`` runs during the same render; ``batch_stats``
+  renders markers. Nothing here fails on what only a batch can know.
+- ``batch_mode_context``, once per micro-batch (and by ``runner compile``, set-up and
+  maintenance): ``config(...)`` is a no-op, ``config.key`` reads the validated settings, and
+  the per-batch overlay (``batch_id``, the ``batch`` view, ``this``, the batch's columns and
+  measured ranges) describes the batch.
+
+Both return the same names, so a template that renders in one mode can name nothing the other
+lacks.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, overload
 
 from runner.config import ModelConfig
+from runner.ddl import column_names
 from runner.errors import TemplateRaise
 from runner.templating.batch_facts import BatchStats
 
@@ -85,29 +94,167 @@ class ConfigProxy:
         return self.get(key)
 
 
+class ColumnList(Sequence[str]):
+    """Column names in parse mode (``batch_columns``, ``target_columns``), read when the
+    template uses them: the ``config(...)`` that says which stream and which columns runs during
+    the same render.
+
+    Iterates, indexes, slices, has a ``len()`` and ``in``, adds to a list and renders like one.
+    What is not known renders as ``PLACEHOLDER`` (``*``): every name when the stream's columns
+    are not declared, and an index past the known names (a batch may have more columns). So
+    parse mode never fails on a column list; each batch renders with the real names.
+    """
+
+    PLACEHOLDER = "*"
+
+    def __init__(self, known: Callable[[], Sequence[str] | None]) -> None:
+        self._known = known
+
+    def names(self) -> list[str]:
+        """The names known now (``[PLACEHOLDER]`` when none are)."""
+        return list(self._known() or [self.PLACEHOLDER])
+
+    @overload
+    def __getitem__(self, index: int) -> str: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[str]: ...
+    def __getitem__(self, index: int | slice) -> str | list[str]:
+        names = self.names()
+        if isinstance(index, slice):
+            return names[index]
+        if not isinstance(index, int):
+            raise TypeError(f"column list indices must be integers, not {type(index).__name__}")
+        return names[index] if -len(names) <= index < len(names) else self.PLACEHOLDER
+
+    def __len__(self) -> int:
+        return len(self.names())
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.names())
+
+    def __contains__(self, item: object) -> bool:
+        return item in self.names()
+
+    def __add__(self, other: Sequence[str]) -> list[str]:
+        return self.names() + list(other)
+
+    def __radd__(self, other: Sequence[str]) -> list[str]:
+        return list(other) + self.names()
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, ColumnList | list | tuple):
+            return self.names() == list(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]  # compared by value, like a list
+
+    def __repr__(self) -> str:
+        return repr(self.names())
+
+
+@dataclass
+class ParseRecord:
+    """What rendering a model in parse mode records: the keywords of ``config(...)`` (in
+    ``config.recorded``) and the models ``ref(...)`` names, in order."""
+
+    config: ConfigProxy = field(default_factory=ConfigProxy)
+    refs: list[str] = field(default_factory=list)
+
+    def ref(self, name: str) -> Relation:
+        self.refs.append(name)
+        return Relation(f"__ref__{name}")
+
+
+def parse_mode_context(
+    model_name: str,
+    record: ParseRecord,
+    *,
+    project_vars: Mapping[str, Any],
+    target_name: str,
+    stream_columns: Callable[[str | None], Sequence[str] | None] = lambda stream: None,
+) -> dict[str, Any]:
+    """The context ``model_name`` renders with when the project loads; ``record`` collects
+    what it calls ``config(...)`` and ``ref(...)`` with.
+
+    ``stream_columns(stream)`` names the columns of the stream ``config(stream=...)`` chose, or
+    None when they are not declared. ``target_columns`` are those of ``config(columns=...)``,
+    else the stream's.
+    """
+    config = record.config
+
+    def declared_target() -> Sequence[str]:
+        ddl = config.get("columns")
+        return column_names(ddl) if ddl else batch_columns.names()
+
+    batch_columns = ColumnList(lambda: stream_columns(config.get("stream")))
+    return _context(
+        model_name=model_name,
+        config=config,
+        this=PendingRelation(config, model_name),
+        batch_id=0,
+        batch_view=f"{model_name}__batch",
+        batch_columns=batch_columns,
+        target_columns=ColumnList(declared_target),
+        batch_stats=BatchStats(None, measured=None),
+        project_vars=project_vars,
+        target_name=target_name,
+        ref=record.ref,
+    )
+
+
+def batch_mode_context(
+    *,
+    model_name: str,
+    config: ModelConfig,
+    this: str,
+    batch_id: int,
+    batch_view: str,
+    batch_columns: Sequence[str],
+    target_columns: Sequence[str],
+    batch_stats: BatchStats,
+    project_vars: Mapping[str, Any],
+    target_name: str,
+    ref: Callable[[str], Relation],
+) -> dict[str, Any]:
+    """The context a model (or a set-up or maintenance macro) renders with for one batch:
+    ``config`` is the validated settings; ``this`` is the target table ``this``; the per-batch
+    overlay is ``batch_id``, the temp view ``batch_view`` holding the batch, the batch's
+    column names, the target's (the table's real ones inside a running batch) and
+    ``batch_stats`` (measured ranges inside a running batch, markers otherwise)."""
+    return _context(
+        model_name=model_name,
+        config=ConfigProxy(config),
+        this=Relation(this),
+        batch_id=batch_id,
+        batch_view=batch_view,
+        batch_columns=list(batch_columns),
+        target_columns=list(target_columns),
+        batch_stats=batch_stats,
+        project_vars=project_vars,
+        target_name=target_name,
+        ref=ref,
+    )
+
+
 def _raise_error(message: str) -> None:
     raise TemplateRaise(message)
 
 
-def model_context(
+def _context(
     *,
     model_name: str,
     config: ConfigProxy,
     this: Relation | PendingRelation,
     batch_id: int,
     batch_view: str,
+    batch_columns: Sequence[str],
+    target_columns: Sequence[str],
+    batch_stats: BatchStats,
     project_vars: Mapping[str, Any],
     target_name: str,
     ref: Callable[[str], Relation],
-    columns: list[str],
-    target_columns: list[str] | None = None,
-    batch_stats: Any = None,
 ) -> dict[str, Any]:
-    """Everything a model (and the macros it calls) can name.
-
-    ``target_columns`` defaults to the columns config(columns=...) declares, else ``columns``;
-    ``batch_stats`` is the batch's measured ranges (runner.templating.batch_facts.BatchStats).
-    """
+    """Everything a model (and the macros it calls) can name, in either mode."""
 
     def var(name: str, default: Any = _MISSING) -> Any:
         if name in project_vars:
@@ -131,11 +278,9 @@ def model_context(
         "this": this,
         "batch": batch_view,
         "batch_id": batch_id,
-        "batch_columns": columns,
-        "target_columns": target_columns
-        if target_columns is not None
-        else _DeclaredTargetColumns(config, columns),
-        "batch_stats": batch_stats if batch_stats is not None else _parse_mode_stats(),
+        "batch_columns": batch_columns,
+        "target_columns": target_columns,
+        "batch_stats": batch_stats,
         "model": {"name": model_name},
         "target": {"name": target_name},
         "var": var,
@@ -143,34 +288,6 @@ def model_context(
         "ref": ref,
         "raise_error": _raise_error,
     }
-
-
-def _parse_mode_stats() -> Any:
-    return BatchStats(None, measured=None)
-
-
-class _DeclaredTargetColumns(list):
-    """``target_columns`` when the runner did not pass them (parse mode): read lazily, because
-    in parse mode ``config(columns=...)`` has not run yet when the context is built."""
-
-    def __init__(self, config: ConfigProxy, fallback: list[str]) -> None:
-        super().__init__()
-        self._config, self._fallback = config, fallback
-
-    def _names(self) -> list[str]:
-        from runner.ddl import column_names
-
-        ddl = self._config.get("columns")
-        return column_names(ddl) if ddl else list(self._fallback)
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._names())
-
-    def __len__(self) -> int:
-        return len(self._names())
-
-    def __contains__(self, item: object) -> bool:
-        return item in self._names()
 
 
 class _Missing:

@@ -24,7 +24,8 @@ from runner.config import ModelConfig, split_table_name
 from runner.errors import ConfigError, RunnerError
 from runner.model_sql import CompiledStatement
 from runner.project import Project
-from runner.templating.context import ConfigProxy, Relation, model_context
+from runner.templating.batch_facts import BatchStats
+from runner.templating.context import batch_mode_context
 from runner.testing.layout import project_folder, yaml_files
 from runner.testing.values import Column, check_value, parse_columns
 from runner.yaml_loader import YamlMap, check_keys, load_yaml
@@ -182,16 +183,19 @@ def seed_statements(project: Project, seed: SeedSpec) -> tuple[CompiledStatement
     the same (overridable) macros as a model's target."""
     schema, _ = split_table_name(seed.table)
     location = project.target.table_location(seed.table)
-    context = model_context(
+    names = [c.name for c in seed.columns]
+    context = batch_mode_context(
         model_name=seed.name,
-        config=ConfigProxy(ModelConfig(target=seed.table)),
-        this=Relation(seed.table),
+        config=ModelConfig(target=seed.table),
+        this=seed.table,
         batch_id=0,
         batch_view=f"{seed.name}__seed",
+        batch_columns=names,
+        target_columns=names,
+        batch_stats=BatchStats(None, measured=None),
         project_vars=project.vars,
         target_name=project.target.name,
         ref=project.ref,
-        columns=[c.name for c in seed.columns],
     )
     render = project.templates.render_macro
     return (

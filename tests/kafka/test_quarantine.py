@@ -9,12 +9,13 @@ from decimal import Decimal
 from pathlib import Path
 
 import pytest
-from pyspark.sql import SparkSession
+from pyspark.sql import DataFrame, SparkSession
 
 from runner.kafka_spec import KafkaSpec
-from runner.spark.kafka_source import last_batch_result, prepare_kafka_batch
+from runner.spark.kafka_source import prepare_kafka_batch
 from runner.spark.quarantine import QuarantineError, quarantine_location
-from runner.spark.sources import BatchSourceContext, batch_source_metrics, prepare_batch
+from runner.spark.source_batch import SourceCounts
+from runner.spark.sources import BatchSourceContext, prepare_batch
 from tests.conftest import ORDERS_SCHEMA
 
 GOOD = (
@@ -70,7 +71,8 @@ def kafka_batch(spark: SparkSession, records: list[tuple[str | None, str | None]
 
 def test_malformed_records_are_quarantined_with_their_reason(spark, stream, tmp_path) -> None:
     context = BatchSourceContext("kq", tmp_path / "warehouse", query_id="query-1")
-    good = prepare_batch(stream, kafka_batch(spark, RECORDS), 0, context)
+    source = prepare_batch(stream, kafka_batch(spark, RECORDS), 0, context)
+    good = source.rows
 
     assert good.columns == [
         *["order_id", "customer_id", "status", "amount", "updated_at", "op"],
@@ -102,25 +104,43 @@ def test_malformed_records_are_quarantined_with_their_reason(spark, stream, tmp_
     assert by_offset[102]["raw"] is None and by_offset[102]["quarantined_at"] is not None
     assert spark.table("quarantine.kq").count() == len(expected)  # registered in the catalog
 
-    result = last_batch_result("kq")
-    assert (result.batch_id, result.rows_read, result.rows_quarantined) == (0, 12, 10)
-    assert batch_source_metrics(stream, context) == {
-        "rows_read": 12, "rows_parsed": 2, "rows_quarantined": 10,
-    }  # fmt: skip
+    assert source.counts == SourceCounts(rows_read=12, rows_quarantined=10)
+    assert source.counts.rows_parsed == 2
+    source.release()
+
+
+def reads_cache(frame: DataFrame) -> bool:
+    """Whether a query over ``frame`` planned now reads a persisted frame."""
+    plan = frame.select("*")._jdf.queryExecution().withCachedData().toString()
+    return "InMemoryRelation" in plan
+
+
+def persisted_rdds(spark: SparkSession) -> int:
+    return len(spark.sparkContext._jsc.getPersistentRDDs())
+
+
+def test_the_parsed_batch_is_cached_until_it_is_released(spark, stream, tmp_path) -> None:
+    source = prepare_kafka_batch(stream, kafka_batch(spark, RECORDS[:2]), 0, "kc", tmp_path, "q")
+    assert reads_cache(source.rows)  # the good rows come from the parse, computed once
+    assert source.rows.count() == 2
+    source.release()
+    assert not reads_cache(source.rows)
 
 
 def test_a_replayed_batch_is_not_quarantined_twice(spark, stream, tmp_path) -> None:
     warehouse = tmp_path / "warehouse"
     batch = kafka_batch(spark, RECORDS[:4])
     for batch_id, query_id in [(0, "q-a"), (0, "q-a"), (1, "q-a"), (1, "q-a")]:
-        prepare_kafka_batch(stream, batch, batch_id, "kr", warehouse, query_id)
+        prepare_kafka_batch(stream, batch, batch_id, "kr", warehouse, query_id).release()
     table = spark.read.format("delta").load(str(quarantine_location(warehouse, "kr")))
     assert sorted(r["batch_id"] for r in table.collect()) == [0, 0, 1, 1]
     # A reset checkpoint is a new query: its batch 0 is new input, quarantined again.
-    prepare_kafka_batch(stream, batch, 0, "kr", warehouse, "q-b")
+    prepare_kafka_batch(stream, batch, 0, "kr", warehouse, "q-b").release()
     assert table.count() == 6
 
 
 def test_without_a_query_id_outside_a_stream_it_refuses(spark, stream, tmp_path) -> None:
+    before = persisted_rdds(spark)
     with pytest.raises(QuarantineError, match="query id is unknown"):
         prepare_kafka_batch(stream, kafka_batch(spark, RECORDS[2:3]), 0, "kn", tmp_path)
+    assert persisted_rdds(spark) == before  # a failed parse releases its cache itself

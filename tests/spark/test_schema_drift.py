@@ -92,3 +92,12 @@ def test_evolve_adds_new_columns_through_merge_schema_evolution(spark, tmp_path)
     assert table_rows(spark, project) == [(1, 2, "b", False, "X"), (3, 1, "c", True, "Z")]
     operations = [r["operation"] for r in spark.sql("DESCRIBE HISTORY drift.evolve").collect()]
     assert "ADD COLUMNS" not in operations  # the MERGE itself evolved the schema
+
+
+def test_a_batch_the_policy_stops_releases_its_cached_rows(spark, tmp_path) -> None:
+    project = drift_project(spark, tmp_path, "fail")
+    ensure_target(spark, project, project.model("m"))
+    batch = spark.createDataFrame([(1, 2, "b", "U", "X")], DRIFTED)
+    with pytest.raises(SchemaDriftError):
+        run_batch(project, project.model("m"), batch, 0, query_id=str(uuid.uuid4()))
+    assert not batch.is_cached  # persisted for the batch, unpersisted when it failed

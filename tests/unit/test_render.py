@@ -5,8 +5,17 @@ from pathlib import Path
 import pytest
 
 from runner import project as project_loader
+from runner.config import ModelConfig
 from runner.errors import ConfigError, TemplateError
 from runner.model_sql import compile_batch, compile_setup, maintenance_due
+from runner.templating.batch_facts import BatchFacts, BatchStats
+from runner.templating.context import (
+    ColumnList,
+    ParseRecord,
+    Relation,
+    batch_mode_context,
+    parse_mode_context,
+)
 
 HEADER = "{{ config(stream='orders', target='silver.orders', unique_key='order_id') }}\n"
 
@@ -193,3 +202,82 @@ def test_this_exposes_schema_and_identifier(project_factory) -> None:
     root = project_factory({"m": HEADER + "SELECT '{{ this.schema }}', '{{ this.identifier }}';"})
     project = load(root)
     assert compile_batch(project, project.model("m"), 0)[0].sql == "SELECT 'silver', 'orders'"
+
+
+# -- the two contexts: parse mode (load, lint) and batch mode ---------------------------------
+
+COLUMNS_MODEL = HEADER + (
+    "SELECT '{{ batch_columns[0] }}' AS first, '{{ batch_columns[-1] }}' AS last, "
+    "{{ batch_columns | length }} AS n, '{{ target_columns[0] }}' AS target_first;"
+)
+UNDECLARED_STREAM = "streams:\n  orders:\n    format: delta\n    table: bronze.orders\n"
+
+
+def render_in_parse_mode(project, name: str) -> str:
+    """What the model renders to when the project loads (the loader keeps only its config)."""
+    context = parse_mode_context(
+        name,
+        ParseRecord(),
+        project_vars=project.vars,
+        target_name=project.target.name,
+        stream_columns=project.stream_column_names,
+    )
+    return project.templates.render(project.template_name(project.model(name)), context).text
+
+
+def test_batch_columns_index_and_length_in_parse_mode(project_factory) -> None:
+    project = load(project_factory({"m": COLUMNS_MODEL}))  # loading renders in parse mode
+    assert render_in_parse_mode(project, "m").strip() == (
+        "SELECT 'order_id' AS first, '_rescued_data' AS last, 7 AS n, 'order_id' AS target_first;"
+    )
+
+
+def test_batch_columns_of_an_undeclared_stream_render_a_placeholder_in_parse_mode(
+    project_factory,
+) -> None:
+    project = load(project_factory({"m": COLUMNS_MODEL}, streams=UNDECLARED_STREAM))
+    assert render_in_parse_mode(project, "m").strip() == (
+        "SELECT '*' AS first, '*' AS last, 1 AS n, '*' AS target_first;"
+    )
+
+
+def test_batch_columns_index_and_length_per_batch(project_factory) -> None:
+    project = load(project_factory({"m": COLUMNS_MODEL}))
+    model = project.model("m")
+    assert compile_batch(project, model, 0)[0].sql == (
+        "SELECT 'order_id' AS first, '_rescued_data' AS last, 7 AS n, 'order_id' AS target_first"
+    )
+    facts = BatchFacts(columns=("id", "v", "seq"), target_columns=("id", "v"))
+    assert compile_batch(project, model, 0, facts)[0].sql == (
+        "SELECT 'id' AS first, 'seq' AS last, 3 AS n, 'id' AS target_first"
+    )
+
+
+def test_column_list_reads_its_names_when_used() -> None:
+    known: list[str] = []
+    columns = ColumnList(lambda: known)
+    assert (list(columns), len(columns), columns[0], str(columns)) == (["*"], 1, "*", "['*']")
+    known += ["id", "v"]
+    assert list(columns) == ["id", "v"] and len(columns) == 2
+    assert (columns[0], columns[-1], columns[1:], columns[5]) == ("id", "v", ["v"], "*")
+    assert "v" in columns and "x" not in columns
+    assert columns + ["w"] == ["id", "v", "w"] and ["w"] + columns == ["w", "id", "v"]
+    assert columns == ["id", "v"] and str(columns) == "['id', 'v']"
+
+
+def test_both_modes_give_a_template_the_same_names() -> None:
+    parse = parse_mode_context("m", ParseRecord(), project_vars={}, target_name="t")
+    batch = batch_mode_context(
+        model_name="m",
+        config=ModelConfig(target="s.t"),
+        this="s.t",
+        batch_id=3,
+        batch_view="m__batch",
+        batch_columns=["id"],
+        target_columns=["id"],
+        batch_stats=BatchStats(None, measured=None),
+        project_vars={},
+        target_name="t",
+        ref=Relation,
+    )
+    assert parse.keys() == batch.keys()
