@@ -77,12 +77,12 @@ def run_batch(
     batch_df.persist()
     try:
         report.input_rows = batch_df.count()
-        # row expectations: counted, failing rows dropped or quarantined, or the batch stops
+        # row expectations: counted, failing rows dropped or quarantined, or the batch stops;
+        # the rows left are registered as the batch view
         rows, report.expectations = apply_expectations(
             model, batch_df, batch_id, warehouse=project.target.warehouse, query_id=query_id
         )
         report.quarantined += sum(e.failed for e in report.expectations if e.action == "quarantine")
-        rows.createOrReplaceTempView(model.batch_view)
         # schema-drift policy, then the batch's real columns and prune ranges for rendering
         facts = prepare_batch_facts(session, project, model, rows)
         target_location = project.target.table_location(model.target_table)
