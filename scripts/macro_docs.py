@@ -1,5 +1,6 @@
 """Write docs/macros/<macro>.md: each built-in macro's reference, an example model and the SQL
-it really compiles to (rendered here through the runner's own compile path).
+it really compiles to (rendered here through the runner's own compile path); and
+docs/expectations.md, each expectation action with the SQL `runner compile` shows for it.
 
     .venv/bin/python scripts/macro_docs.py          # rewrite the pages
     tests/unit/test_macros.py                       # fails when a page is stale
@@ -16,6 +17,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from runner import project as project_loader  # noqa: E402
+from runner.artifacts import render_expectations  # noqa: E402
 from runner.config import ModelSpec  # noqa: E402
 from runner.model_sql import compile_batch, compile_setup  # noqa: E402
 from runner.project import Project  # noqa: E402
@@ -314,8 +316,134 @@ def render_page(name: str, page: dict[str, str]) -> str:
     return "\n".join(parts)
 
 
+EXPECTATIONS_INTRO = """\
+Row expectations are named SQL conditions in `config()`, each with what to do with a row that
+does not meet it. A row meets a condition only when it is true: false and NULL both fail it.
+
+```sql
+{{ config(stream='orders', target='silver.orders', unique_key='order_id', sequence_by='updated_at',
+          expectations={
+            'has_customer': 'customer_id IS NOT NULL',                                  -- warn
+            'amount_positive': {'expect': "op = 'D' OR amount > 0", 'on_violation': 'quarantine'},
+            'has_key': {'expect': 'order_id IS NOT NULL', 'on_violation': 'fail'},
+          }) }}
+```
+
+| `on_violation` | the row | the batch |
+| --- | --- | --- |
+| `warn` (default) | applied | counted |
+| `drop` | left out of the batch view the model reads | counted |
+| `quarantine` | left out, and written to `quarantine.<model>` | counted |
+| `fail` | | stops before any write |
+
+Conditions are checked on every row of the batch, deletes included (write `op = 'D' OR ...` to
+let deletes through), after the source's own checks (a file line that is not JSON is
+quarantined by the source and never reaches them). A condition that does not parse is an error
+at the `expectations=` line when the project loads; one that names a missing column fails the
+batch at that line.
+
+The checks are SQL, run on the batch's session before the model's statements; `runner compile`
+writes them to `target/compiled/<model>.sql` in an `EXPECTATIONS` section, and the runner runs
+those statements, built over the batch's real columns: the batch arrives as `<model>__input`,
+`<model>__checked` adds each row's failed expectation names, one aggregate counts each
+expectation's failing rows, and `<model>__batch` (`{{ batch }}` in the model) holds the rows the
+model may apply.
+
+Each batch's counts (passed and failed rows per expectation) are in the progress line (`6 rows
+in, 2 quarantined (expectations failed: has_customer 1 warn, amount_positive 2 quarantine)`),
+in the event log's `expectations` column (`ARRAY<STRUCT<name, action, passed, failed>>`) and in
+the `expectations` column of `runner history` (`has_customer 1/6 warn amount_positive 2/6
+quarantine`, or `3 passed`); the README shows a real run.
+
+`tests/spark/test_expectations.py` checks `warn`, `drop` and `quarantine` against a Python
+oracle on real Delta (and a replayed batch), `fail` stopping before any write, and `runner
+history`'s counts; `tests/spark/test_crash_recovery.py` SIGKILLs a stream whose model
+quarantines rows and checks the quarantine and the target are exact afterwards.
+"""
+EXPECTATIONS_MODEL = (
+    "{{ config(stream='orders', target='silver.orders', unique_key='order_id',\n"
+    "          sequence_by='updated_at',\n"
+    f"          columns='{ORDER_COLUMNS}',\n"
+    "          expectations={%s}) }}\n"
+    "{{ merge(delete_column='op') }};\n"
+)
+# (section title, prose, the expectations= dict's text)
+EXPECTATION_ACTIONS = [
+    (
+        "`warn` (the default)",
+        "The row is applied; each batch counts it. No row is left out, so the batch view is "
+        "every row of the batch.",
+        "'has_customer': 'customer_id IS NOT NULL'",
+    ),
+    (
+        "`drop`",
+        "The row is left out of the batch view the model reads, and counted; nothing else "
+        "keeps it.",
+        "'known_status': {'expect': \"status IN ('created', 'paid', 'shipped')\", "
+        "'on_violation': 'drop'}",
+    ),
+    (
+        "`quarantine`",
+        "The row is left out of the batch view and appended to the model's quarantine table "
+        "`quarantine.<model>` (at `<warehouse>/_quarantine/<model>`, the table the file and "
+        "Kafka sources quarantine malformed input to): `source` = `expectation`, `batch_id`, "
+        "`position` (the stream, the batch and the row's `unique_key`: `stream orders, batch "
+        "7, order_id=o12`), `raw` (the row as JSON, NULL fields left out) and `reason` "
+        "(`failed expectation(s): ` and every expectation the row fails, `warn` ones too); "
+        "`file` and `line` stay NULL (they locate lines a file source could not read, `source` "
+        "= `json` / `csv`). The write runs before the model's statements under its own "
+        "idempotent-write identity, so a batch replayed after a crash neither loses nor "
+        "duplicates quarantined rows.",
+        "'amount_positive': {'expect': \"op = 'D' OR amount > 0\", 'on_violation': 'quarantine'}",
+    ),
+    (
+        "`fail`",
+        "When a row fails, the batch stops after the counts: before the quarantine write and "
+        "before any statement of the model, so nothing of the batch is written and the "
+        "checkpoint does not move on; it runs again on the next start. The error names the "
+        "expectation, its condition, the count and the first failing rows, and points at the "
+        "`expectations=` line. Its real output, on a file whose second event has no "
+        "`order_id`:\n\n"
+        "```\n"
+        "$ runner run -m orders_merge\n"
+        "orders_merge: orders -> silver.orders (target local, local[1])\n"
+        "error: models/orders_merge.sql:4: expectation 'has_key' (order_id IS NOT NULL) failed "
+        "for 1 of 3 rows of batch 0 of model 'orders_merge'; the batch stopped before any "
+        "write\n"
+        "first 1 failing rows:\n"
+        "    order_id=None, customer_id='c2', status='paid', amount=Decimal('2.00'), "
+        "updated_at=datetime.datetime(2024, 1, 1, 10, 1), op='U', _rescued_data=None\n"
+        "hint: fix the input or the condition (or make it on_violation='quarantine'); the "
+        "batch runs again on the next start\n"
+        "```",
+        "'has_key': {'expect': 'order_id IS NOT NULL', 'on_violation': 'fail'}",
+    ),
+]
+
+
+def render_expectations_page() -> str:
+    """docs/expectations.md: the actions, each with a model and its compiled EXPECTATIONS."""
+    parts = ["# Expectations\n", EXPECTATIONS_INTRO]
+    for title, prose, declared in EXPECTATION_ACTIONS:
+        model_text = EXPECTATIONS_MODEL % declared
+        with tempfile.TemporaryDirectory() as tmp:
+            project, model = load_example(Path(tmp), model_text)
+            compiled = "\n".join(render_expectations(project, model, 0)).strip("\n")
+        parts += [f"## {title}\n", prose + "\n", "```sql\n" + model_text + "```\n"]
+        parts += ["Compiled, `runner compile` (its EXPECTATIONS section):\n"]
+        parts += ["```sql\n" + compiled + "\n```\n"]
+    parts.append(
+        "_Generated by `scripts/macro_docs.py` from the runner's compile path; "
+        "`tests/unit/test_macros.py` checks it is current._\n"
+    )
+    return "\n".join(parts)
+
+
 def pages() -> dict[Path, str]:
-    return {REPO / "docs" / "macros" / f"{n}.md": render_page(n, p) for n, p in PAGES.items()}
+    macro_pages = {
+        REPO / "docs" / "macros" / f"{n}.md": render_page(n, p) for n, p in PAGES.items()
+    }
+    return {**macro_pages, REPO / "docs" / "expectations.md": render_expectations_page()}
 
 
 if __name__ == "__main__":
