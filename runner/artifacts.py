@@ -23,10 +23,11 @@ from typing import Any
 
 from runner.config import ModelSpec
 from runner.errors import RunnerError
-from runner.lineage import Lineage, build_lineage
+from runner.lineage import Lineage, build_lineage, quarantine_table
 from runner.model_sql import (
     CompiledStatement,
     compile_batch,
+    compile_expectations,
     compile_maintenance,
     compile_setup,
     relative_location,
@@ -108,6 +109,7 @@ def render_compiled_model(project: Project, model: ModelSpec, batch_id: int = 0)
             set_properties_statement(project, model, setup.properties),
             "when the existing table's properties differ (only the differing ones are set)",
         )
+    lines += render_expectations(project, model, batch_id)
     lines += _section(f"PER BATCH: the statements of batch {batch_id}, in order")
     for statement in compile_batch(project, model, batch_id):
         if statement.phase == "batch":
@@ -122,6 +124,21 @@ def render_compiled_model(project: Project, model: ModelSpec, batch_id: int = 0)
     else:
         lines += _section("MAINTENANCE: none (the model sets no optimize_every)")
     return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def render_expectations(project: Project, model: ModelSpec, batch_id: int = 0) -> list[str]:
+    """The EXPECTATIONS section of a compiled model (no lines when it declares none)."""
+    checks = compile_expectations(project, model, batch_id)
+    if checks is None:
+        return []
+    at = f"{project_path(project, model.file)}:{model.config_line_of('expectations')}"
+    lines = _section(
+        f"EXPECTATIONS: on every row of batch {batch_id}, before its statements "
+        f"(config(expectations) at {at})"
+    )
+    for index, (note, sql) in enumerate(checks.steps(quarantine_table(model.name))):
+        lines += ["", f"-- expectations[{index}]: {note}", f"{sql};"]
+    return lines
 
 
 def maintenance_schedule(every: int, batch_id: int) -> str:

@@ -10,8 +10,9 @@ Declared in ``config(expectations={...})``::
     }
 
 A row meets an expectation only when its condition is true: false and NULL both fail it. This
-module is the pure half (validation with file and line); runner/spark/expectations.py applies
-them to a batch.
+module is the pure half: validation with file and line, and the SQL that checks a batch
+(``expectation_checks``), which ``runner compile`` prints and runner/spark/expectations.py runs
+on the batch's session, text for text.
 """
 
 from __future__ import annotations
@@ -29,6 +30,8 @@ ExpectationAction = Literal["warn", "drop", "quarantine", "fail"]
 ACTIONS: tuple[ExpectationAction, ...] = get_args(ExpectationAction)
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _KEYS = ("expect", "on_violation")
+FAILED_COLUMN = "__failed_expectations"
+SAMPLE_ROWS = 5  # failing rows a 'fail' expectation shows in its error
 
 
 @dataclass(frozen=True)
@@ -92,3 +95,146 @@ def condition_problem(condition: str) -> str | None:
     except ParseError as exc:
         return first_line(exc)
     return None
+
+
+@dataclass(frozen=True)
+class ExpectationChecks:
+    """The SQL that checks one batch of a model against its expectations, in the order it runs.
+
+    The batch arrives registered as ``input_view``; ``check`` adds each row's failed
+    expectation names; ``counts`` is one row (the batch's rows, then each expectation's failing
+    rows); ``quarantine`` selects what goes to ``quarantine.<model>`` (None without a
+    ``quarantine`` expectation); ``batch`` registers the rows the model's statements read.
+    """
+
+    model_name: str
+    input_view: str
+    checked_view: str
+    check: str
+    counts: str
+    quarantine: str | None
+    batch: str
+    columns: tuple[str, ...]
+    failing: tuple[str, ...]  # the names of the 'fail' expectations
+
+    def sample(self, name: str, limit: int) -> str:
+        """The first ``limit`` rows failing expectation ``name``, with the batch's columns."""
+        return (
+            f"SELECT {_column_list(self.columns)}\nFROM {self.checked_view}\n"
+            f"WHERE array_contains({FAILED_COLUMN}, {_literal(name)})\nLIMIT {limit}"
+        )
+
+    def steps(self, quarantine_table: str) -> list[tuple[str, str]]:
+        """(what it does, SQL) for each statement, as ``runner compile`` shows them."""
+        steps = [
+            (
+                f"each row's failed expectations (the batch arrives as {self.input_view})",
+                self.check,
+            ),
+            (
+                "counts per expectation, for the progress line, the event log and `runner "
+                "history`; a 'fail' expectation with failing rows stops the batch here, before "
+                "any write",
+                self.counts,
+            ),
+        ]
+        steps += [
+            (
+                f"only when '{name}' (fail) has failing rows: the first {SAMPLE_ROWS}, shown in "
+                "the error; the batch stops",
+                self.sample(name, SAMPLE_ROWS),
+            )
+            for name in self.failing
+        ]
+        if self.quarantine is not None:
+            steps.append(
+                (
+                    f"appended to {quarantine_table} when a 'quarantine' expectation has "
+                    f"failing rows, under txnAppId <query id>:{self.model_name}:quarantine:"
+                    "expectations and txnVersion = the batch id (a replay writes them once)",
+                    self.quarantine,
+                )
+            )
+        steps.append(("the rows the model's statements read as `batch`", self.batch))
+        return steps
+
+
+def expectation_checks(
+    expectations: tuple[Expectation, ...],
+    *,
+    model_name: str,
+    stream: str,
+    batch_view: str,
+    batch_id: int,
+    columns: list[str],
+    unique_keys: list[str],
+) -> ExpectationChecks:
+    """The SQL that applies ``expectations`` to batch ``batch_id`` whose columns are
+    ``columns``: rows failing a ``drop`` or ``quarantine`` expectation are left out of
+    ``batch_view``; a quarantined row is kept with its position (the batch and its key), the
+    row as JSON and the names of every expectation it fails."""
+    input_view, checked_view = f"{model_name}__input", f"{model_name}__checked"
+    checks = ",\n".join(
+        f"    CASE WHEN coalesce(({e.condition}), false) THEN NULL ELSE {_literal(e.name)} END"
+        for e in expectations
+    )
+    check = (
+        f"CREATE OR REPLACE TEMPORARY VIEW {checked_view} AS\n"
+        f"SELECT *, filter(array(\n{checks}\n  ), name -> name IS NOT NULL) AS {FAILED_COLUMN}\n"
+        f"FROM {input_view}"
+    )
+    counted = "".join(
+        f",\n  count_if(array_contains({FAILED_COLUMN}, {_literal(e.name)})) AS {e.name}"
+        for e in expectations
+    )
+    counts = f"SELECT count(1) AS __rows{counted}\nFROM {checked_view}"
+    quarantined = [e.name for e in expectations if e.action == "quarantine"]
+    removed = [e.name for e in expectations if e.action == "drop"] + quarantined
+    quarantine = None
+    if quarantined:
+        keys = [
+            f"concat({_literal(k + '=')}, coalesce(CAST({_quote(k)} AS STRING), 'NULL'))"
+            for k in unique_keys
+            if k in columns
+        ]
+        where = _literal(f"stream {stream}, batch {batch_id}")
+        quarantine = (
+            f"SELECT\n  concat_ws(', ', {', '.join([where, *keys])}) AS position,\n"
+            f"  to_json(struct({_column_list(columns)})) AS raw,\n"
+            f"  concat('failed expectation(s): ', array_join({FAILED_COLUMN}, ', ')) AS reason\n"
+            f"FROM {checked_view}\nWHERE {_overlaps(quarantined)}"
+        )
+    kept = f"\nWHERE NOT {_overlaps(removed)}" if removed else ""
+    batch = (
+        f"CREATE OR REPLACE TEMPORARY VIEW {batch_view} AS\n"
+        f"SELECT {_column_list(columns)}\nFROM {checked_view}{kept}"
+    )
+    failing = tuple(e.name for e in expectations if e.action == "fail")
+    return ExpectationChecks(
+        model_name,
+        input_view,
+        checked_view,
+        check,
+        counts,
+        quarantine,
+        batch,
+        tuple(columns),
+        failing,
+    )
+
+
+def _overlaps(names: list[str]) -> str:
+    return f"arrays_overlap({FAILED_COLUMN}, array({', '.join(map(_literal, names))}))"
+
+
+def _literal(text: str) -> str:
+    """A Spark SQL string literal (backslash escapes, Spark's default)."""
+    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def _quote(column: str) -> str:
+    return column if _NAME.match(column) else "`" + column.replace("`", "``") + "`"
+
+
+def _column_list(columns: list[str] | tuple[str, ...]) -> str:
+    return ", ".join(_quote(c) for c in columns)

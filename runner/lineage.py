@@ -9,8 +9,8 @@ runner knows, in one place.
   Change Data Feed);
 - a stream ``->`` each model fed by it; a model's target ``->`` a model whose SQL ``ref()``s it;
 - a model ``->`` its target table, and ``->`` its quarantine table when its source quarantines
-  malformed records: Kafka, JSON and CSV files (``quarantine.<model>`` at
-  ``<warehouse>/_quarantine/<model>``);
+  malformed records (Kafka, JSON and CSV files) or an expectation of it quarantines rows
+  (``quarantine.<model>`` at ``<warehouse>/_quarantine/<model>``);
 - a seed ``->`` the table it loads, and any table ``->`` a model whose data tests read it.
 
 Pure Python.
@@ -22,7 +22,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
-from runner.config import KAFKA_FORMAT, LINE_FORMATS, StreamSpec
+from runner.config import KAFKA_FORMAT, LINE_FORMATS, ModelSpec, StreamSpec
 from runner.model_sql import relative_location
 
 if TYPE_CHECKING:
@@ -110,6 +110,13 @@ def stream_quarantines(stream: StreamSpec) -> bool:
     return stream.format in QUARANTINING_FORMATS
 
 
+def model_quarantines(model: ModelSpec, stream: StreamSpec | None) -> bool:
+    """Whether ``model`` writes rows to ``quarantine.<model>``: its source's malformed
+    records, or rows failing one of its ``quarantine`` expectations."""
+    from_source = stream is not None and stream_quarantines(stream)
+    return from_source or any(e.action == "quarantine" for e in model.config.expectations)
+
+
 def quarantine_table(model: str) -> str:
     return f"{QUARANTINE_SCHEMA}.{model}"
 
@@ -135,7 +142,7 @@ def build_lineage(
                 table = lineage.add("table", project.models[other].target_table)
                 lineage.link(table, model_id, "ref")
         lineage.link(model_id, lineage.add("table", model.target_table), "writes")
-        if stream is not None and stream_quarantines(stream):
+        if model_quarantines(model, stream):
             lineage.link(model_id, lineage.add("quarantine", quarantine_table(name)), "quarantines")
     for seed in (seeds or {}).values():
         lineage.link(lineage.add("seed", seed.name), lineage.add("table", seed.table), "loads")

@@ -1,4 +1,4 @@
-"""The one way a model becomes SQL: set-up, per-batch and maintenance statements.
+"""The one way a model becomes SQL: set-up, expectations, per-batch and maintenance statements.
 
 Streaming, compile, lint and unit tests all call these functions. Pure Python.
 """
@@ -13,6 +13,7 @@ from typing import Any
 from runner.config import ModelSpec, split_table_name
 from runner.ddl import column_names, split_columns
 from runner.errors import ConfigError
+from runner.expectations import ExpectationChecks, expectation_checks
 from runner.project import Project
 from runner.templating.batch_facts import BatchFacts, BatchStats
 from runner.templating.context import batch_mode_context
@@ -169,6 +170,26 @@ def batch_context(
         project_vars=project.vars,
         target_name=project.target.name,
         ref=project.ref,
+    )
+
+
+def compile_expectations(
+    project: Project, model: ModelSpec, batch_id: int
+) -> ExpectationChecks | None:
+    """The SQL that checks batch ``batch_id`` against the model's expectations (None when it
+    declares none), over the stream's declared columns; at run time the Spark half builds the
+    same statements over the batch's real columns."""
+    if not model.config.expectations:
+        return None
+    ddl = project.stream_columns_ddl(project.stream_of(model))
+    return expectation_checks(
+        model.config.expectations,
+        model_name=model.name,
+        stream=model.config.stream or "",
+        batch_view=model.batch_view,
+        batch_id=batch_id,
+        columns=column_names(ddl) if ddl else [],
+        unique_keys=model.config.unique_keys,
     )
 
 

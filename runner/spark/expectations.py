@@ -1,12 +1,14 @@
 """Row expectations on a batch: count, drop, quarantine or fail (runner/expectations.py has the
-declarations and their validation).
+declarations, their validation and the SQL this runs).
 
-Applied by ``run_batch`` to the persisted batch before the model's statements: one aggregate
-pass counts each expectation's failures; a ``fail`` expectation with failures stops the batch
-before any statement or quarantine write runs; rows failing a ``quarantine`` expectation are
-written to the model's quarantine table under their own idempotent-write identity (stage
-``expectations``), so a replayed batch neither loses nor duplicates them; rows failing a
-``drop`` or ``quarantine`` expectation are left out of the batch view the model reads.
+Applied by ``run_batch`` to the persisted batch before the model's statements, by running the
+statements ``runner compile`` shows (``expectation_checks``) on the batch's session: one view
+adds each row's failed expectation names, one aggregate pass counts each expectation's
+failures; a ``fail`` expectation with failures stops the batch before any statement or
+quarantine write runs; rows failing a ``quarantine`` expectation are written to the model's
+quarantine table under their own idempotent-write identity (stage ``expectations``), so a
+replayed batch neither loses nor duplicates them; rows failing a ``drop`` or ``quarantine``
+expectation are left out of the batch view the model reads.
 """
 
 from __future__ import annotations
@@ -16,17 +18,13 @@ from pathlib import Path
 
 from py4j.protocol import Py4JError
 from pyspark.errors import PySparkException
-from pyspark.sql import Column, DataFrame
-from pyspark.sql import functions as F
+from pyspark.sql import DataFrame, SparkSession
 
 from runner.config import ModelSpec
 from runner.error_text import first_line
 from runner.errors import RunnerError
-from runner.expectations import Expectation
+from runner.expectations import SAMPLE_ROWS, Expectation, ExpectationChecks, expectation_checks
 from runner.spark.quarantine import write_quarantine
-
-FAILED = "__failed_expectations"
-SAMPLE_ROWS = 5
 
 
 class ExpectationFailed(RunnerError):
@@ -51,21 +49,28 @@ def apply_expectations(
     warehouse: Path,
     query_id: str,
 ) -> tuple[DataFrame, list[ExpectationOutcome]]:
-    """The rows the model's statements may read, and each expectation's counts."""
+    """Register the rows the model's statements may read as its batch view, and return them
+    with each expectation's counts."""
     expectations = model.config.expectations
     if not expectations:
+        batch_df.createOrReplaceTempView(model.batch_view)
         return batch_df, []
+    session = batch_df.sparkSession
     line = model.config_line_of("expectations")
     columns = batch_df.columns
-    checked = batch_df.withColumn(FAILED, _failed_names(expectations))
+    checks = expectation_checks(
+        expectations,
+        model_name=model.name,
+        stream=model.config.stream or "",
+        batch_view=model.batch_view,
+        batch_id=batch_id,
+        columns=columns,
+        unique_keys=model.config.unique_keys,
+    )
+    batch_df.createOrReplaceTempView(checks.input_view)
     try:
-        totals = checked.agg(
-            F.count(F.lit(1)).alias("__rows"),
-            *[
-                F.sum(F.array_contains(FAILED, e.name).cast("bigint")).alias(e.name)
-                for e in expectations
-            ],
-        ).first()
+        session.sql(checks.check)
+        totals = session.sql(checks.counts).first()
     except (PySparkException, Py4JError) as exc:
         raise ExpectationFailed(
             f"model '{model.name}': an expectation cannot be evaluated on batch {batch_id}: "
@@ -75,27 +80,20 @@ def apply_expectations(
             hint="each condition may use the batch's columns: " + ", ".join(columns),
         ) from None
     assert totals is not None  # an aggregate without grouping has one row
-    rows = int(totals["__rows"])
+    rows = int(totals[0])
+    failed = [int(totals[index + 1] or 0) for index in range(len(expectations))]
     outcomes = [
-        ExpectationOutcome(
-            e.name, e.action, rows - int(totals[e.name] or 0), int(totals[e.name] or 0)
-        )
-        for e in expectations
+        ExpectationOutcome(e.name, e.action, rows - count, count)
+        for e, count in zip(expectations, failed, strict=True)
     ]
     for expectation, outcome in zip(expectations, outcomes, strict=True):
         if expectation.action == "fail" and outcome.failed:
-            raise _failure(model, checked, expectation, outcome, columns, batch_id, line)
-    quarantined = _names(expectations, "quarantine")
-    if quarantined and any(o.failed for o in outcomes if o.action == "quarantine"):
-        rejected = checked.where(F.arrays_overlap(FAILED, _literals(quarantined)))
+            raise _failure(model, session, checks, expectation, outcome, batch_id, line)
+    if checks.quarantine is not None and any(
+        o.failed for o in outcomes if o.action == "quarantine"
+    ):
         write_quarantine(
-            rejected.select(
-                _position(model, columns, batch_id).alias("position"),
-                F.to_json(F.struct(*[F.col(f"`{c}`") for c in columns])).alias("raw"),
-                F.concat(F.lit("failed expectation(s): "), F.array_join(F.col(FAILED), ", ")).alias(
-                    "reason"
-                ),
-            ),
+            session.sql(checks.quarantine),
             model_name=model.name,
             batch_id=batch_id,
             source="expectation",
@@ -103,55 +101,20 @@ def apply_expectations(
             query_id=query_id,
             stage="expectations",
         )
-    removed = _names(expectations, "drop") + quarantined
-    kept = checked.where(~F.arrays_overlap(FAILED, _literals(removed))) if removed else checked
-    return kept.drop(FAILED), outcomes
-
-
-def _failed_names(expectations: tuple[Expectation, ...]) -> Column:
-    """An array of the names of the expectations a row fails (false or NULL condition)."""
-    checks = [
-        F.when(F.coalesce(F.expr(f"({e.condition})"), F.lit(False)), F.lit(None)).otherwise(
-            F.lit(e.name)
-        )
-        for e in expectations
-    ]
-    return F.filter(F.array(*checks), lambda name: name.isNotNull())
-
-
-def _names(expectations: tuple[Expectation, ...], action: str) -> list[str]:
-    return [e.name for e in expectations if e.action == action]
-
-
-def _literals(names: list[str]) -> Column:
-    return F.array(*[F.lit(n) for n in names])
-
-
-def _position(model: ModelSpec, columns: list[str], batch_id: int) -> Column:
-    """Where a rejected row came from: the batch and its key (``batch 7, order_id=o12``)."""
-    keys = [k for k in model.config.unique_keys if k in columns]
-    parts = [
-        F.concat(F.lit(f"{k}="), F.coalesce(F.col(f"`{k}`").cast("string"), F.lit("NULL")))
-        for k in keys
-    ]
-    return F.concat_ws(", ", F.lit(f"stream {model.config.stream}, batch {batch_id}"), *parts)
+    session.sql(checks.batch)
+    return session.table(model.batch_view), outcomes
 
 
 def _failure(
     model: ModelSpec,
-    checked: DataFrame,
+    session: SparkSession,
+    checks: ExpectationChecks,
     expectation: Expectation,
     outcome: ExpectationOutcome,
-    columns: list[str],
     batch_id: int,
     line: int,
 ) -> ExpectationFailed:
-    sample = (
-        checked.where(F.array_contains(FAILED, expectation.name))
-        .select(*[F.col(f"`{c}`") for c in columns])
-        .limit(SAMPLE_ROWS)
-        .collect()
-    )
+    sample = session.sql(checks.sample(expectation.name, SAMPLE_ROWS)).collect()
     shown = "\n".join(
         "    " + ", ".join(f"{k}={v!r}" for k, v in row.asDict().items()) for row in sample
     )

@@ -17,12 +17,13 @@ from dataclasses import dataclass
 
 _OPEN, _CLOSE = "\ue000", "\ue001"
 _MARKER = re.compile(f"{_OPEN}(\\d+){_CLOSE}")
-_TAG = re.compile(r"\{\{.*?\}\}|\{%.*?%\}|\{#.*?#\}", re.DOTALL)
+_TAG_START = re.compile(r"\{\{|\{%|\{#")
+_STRING = re.compile(r"'(?:[^'\\]|\\.)*'" "|" r'"(?:[^"\\]|\\.)*"', re.DOTALL)  # as Jinja reads one
 
 
 def add_line_markers(source: str) -> str:
     """Return ``source`` with a line marker at the end of each line of literal SQL."""
-    tag_spans = [m.span() for m in _TAG.finditer(source)]
+    tag_spans = tag_spans_of(source)
     out: list[str] = []
     span_index = 0
     offset = 0
@@ -38,6 +39,43 @@ def add_line_markers(source: str) -> str:
             out.append(line)
         offset += len(line) + 1
     return "\n".join(out)
+
+
+def tag_spans_of(source: str) -> list[tuple[int, int]]:
+    """(start, end) of each Jinja tag in ``source``, ended where Jinja's lexer ends it: a
+    comment at the first ``#}``; an expression or a statement at the first ``}}`` / ``%}`` that
+    is outside string literals and outside the brackets it opened, so the ``}}`` closing a
+    nested dict, as in ``config(expectations={'a': {'expect': 'x > 0'}})``, does not end it."""
+    spans = []
+    position = 0
+    while (start := _TAG_START.search(source, position)) is not None:
+        if start.group() == "{#":
+            close = source.find("#}", start.end())
+            end = len(source) if close < 0 else close + 2
+        else:
+            end = _end_of_tag(source, start.end(), "}}" if start.group() == "{{" else "%}")
+        spans.append((start.start(), end))
+        position = end
+    return spans
+
+
+def _end_of_tag(source: str, position: int, closer: str) -> int:
+    depth = 0
+    while position < len(source):
+        char = source[position]
+        if depth == 0 and source.startswith(closer, position):
+            return position + len(closer)
+        if char in "'\"":
+            string = _STRING.match(source, position)
+            if string is not None:
+                position = string.end()
+                continue
+        elif char in "([{":
+            depth += 1
+        elif char in ")]}":
+            depth = max(depth - 1, 0)
+        position += 1
+    return len(source)
 
 
 @dataclass(frozen=True)

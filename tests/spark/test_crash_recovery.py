@@ -4,7 +4,8 @@ landing, then drained; the tables equal an oracle computed in plain Python.
 The downstream model adds to running totals (``t.total_amount + s.amount_delta``), so a batch
 applied twice would show. Half of the kills land right after a batch's first statement finished,
 while its MERGE runs; the others at random moments. Some files carry malformed lines (not JSON,
-a wrong-typed amount): the quarantine must hold each exactly once.
+a wrong-typed amount), and some events a negative amount, which an expectation of orders_merge
+quarantines: the quarantine must hold each of both kinds exactly once, the target none of them.
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ import random
 import subprocess
 import threading
 import time
-from dataclasses import dataclass
+from collections import Counter
+from dataclasses import dataclass, replace
 from decimal import Decimal
 from pathlib import Path
 
@@ -26,6 +28,11 @@ from tests.spark.processes import RUNNER, kill_repeatedly
 FILES = 16
 KILLS = 4
 SEED = 20261121
+REFUND_EVERY = 12  # every 12th new order or update carries a negative amount
+EXPECTATION = (
+    "    expectations={'amount_positive': "
+    "{'expect': \"op = 'D' OR amount > 0\", 'on_violation': 'quarantine'}},\n"
+)
 
 
 @dataclass(frozen=True)
@@ -48,14 +55,31 @@ class Event:
             }
         )
 
+    @property
+    def fails_amount_positive(self) -> bool:
+        """``op = 'D' OR amount > 0`` is false: quarantined by the expectation, never applied."""
+        return self.op != "D" and self.amount <= 0
+
+    def quarantined_raw(self) -> str:
+        """The row as the expectation quarantines it: ``to_json`` of the batch row (the
+        session's time zone is UTC; ``_rescued_data`` is NULL, so left out)."""
+        return (
+            f'{{"order_id":"{self.order_id}","customer_id":"{self.customer_id}",'
+            f'"status":"{"deleted" if self.op == "D" else "open"}","amount":{self.amount:.2f},'
+            f'"updated_at":"{self.updated_at}.000Z","op":"{self.op}"}}'
+        )
+
 
 def generate_files(seed: int, count: int) -> list[list[Event]]:
     """Files of order events: new orders, updates (some moving an order to another customer),
-    deletes, late events older than what the table holds, and exact duplicates in a file."""
+    deletes, late events older than what the table holds, and exact duplicates in a file.
+    Every REFUND_EVERY-th new order or update has a negative amount: the model's expectation
+    quarantines it, so it never becomes the order's state."""
     rng = random.Random(seed)
     live: dict[str, Event] = {}
     next_id = 0
     clock = 0
+    made = 0
 
     def stamp(seconds: int) -> str:
         return f"2024-01-01T{seconds // 3600:02d}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
@@ -92,6 +116,10 @@ def generate_files(seed: int, count: int) -> list[list[Event]]:
                 events.append(
                     events[-1] if events else Event("o0", "c1", Decimal(1), stamp(0), "D")
                 )
+                continue
+            made += 1
+            if made % REFUND_EVERY == REFUND_EVERY // 2:
+                events.append(replace(event, amount=-event.amount))
                 continue
             live[event.order_id] = event
             events.append(event)
@@ -150,6 +178,16 @@ def land_slowly(landing: Path, files: list[list[Event]], pause: float = 1.2) -> 
     return producer
 
 
+def expect_positive_amounts(project: Path) -> None:
+    """Give orders_merge an expectation in quarantine mode: ``op = 'D' OR amount > 0``."""
+    model = project / "models" / "orders_merge.sql"
+    text = model.read_text()
+    assert "    optimize_every=2,\n" in text
+    model.write_text(
+        text.replace("    optimize_every=2,\n", "    optimize_every=2,\n" + EXPECTATION)
+    )
+
+
 def fast_triggers(project: Path) -> None:
     """Batches every second, two files each: the final table does not depend on where batches
     are cut (keys are never reused after a delete, timestamps of a key never tie)."""
@@ -163,14 +201,29 @@ def test_sigkill_and_restart_never_loses_or_doubles_a_batch(
     spark: SparkSession, example_project: Path, report: Report
 ) -> None:
     fast_triggers(example_project)
+    expect_positive_amounts(example_project)
     landing = example_project / "target" / "landing" / "orders"
     files = generate_files(SEED, FILES)
 
-    quarantined = set()  # (position, raw, reason): the quarantine's oracle
+    quarantined = set()  # (position, raw, reason) of malformed lines: the source's quarantine
     for number, events in enumerate(files):
         for index, (raw, reason) in enumerate(malformed_lines(number)):
             position = f"target/landing/orders/{number:03d}.json:{len(events) + index + 1}"
             quarantined.add((position, raw, reason))
+    # (batch id, position, raw, reason) of events failing the expectation, exact duplicates
+    # in a file counted twice. Batches take two files each (asserted below: FILES // 2 batches).
+    refused = Counter(
+        (
+            number // 2,
+            f"stream orders, batch {number // 2}, order_id={event.order_id}",
+            event.quarantined_raw(),
+            "failed expectation(s): amount_positive",
+        )
+        for number, events in enumerate(files)
+        for event in events
+        if event.fails_amount_positive
+    )
+    assert len(refused) >= 4  # the generator makes some; none of them reaches the target
 
     def produce() -> None:
         for number, events in enumerate(files):
@@ -194,18 +247,39 @@ def test_sigkill_and_restart_never_loses_or_doubles_a_batch(
     assert drain.returncode == 0, drain.stdout + drain.stderr
 
     warehouse = example_project / "target" / "local" / "warehouse"
-    per_model = assert_tables_match_oracle(spark, warehouse, files)
-    quarantine = spark.read.format("delta").load(str(warehouse / "_quarantine" / "orders_merge"))
-    rows = [(r["position"], r["raw"], r["reason"]) for r in quarantine.collect()]
-    assert len(rows) == len(quarantined) and set(rows) == quarantined  # each exactly once
-    log = spark.read.format("delta").load(str(warehouse / "_runner" / "event_log"))
-    quarantined_logged = log.where("model = 'orders_merge'").agg({"quarantined": "sum"})
-    assert quarantined_logged.collect()[0][0] == len(quarantined)
-    # one event-log row per batch, none twice
+    accepted = [[e for e in events if not e.fails_amount_positive] for events in files]
+    per_model = assert_tables_match_oracle(spark, warehouse, accepted)
+    # one event-log row per batch, none twice; two files a batch (the stream is always behind)
     assert per_model["orders_merge"] == list(range(FILES // 2))
     assert per_model["customer_totals"] == list(range(len(per_model["customer_totals"])))
+    quarantine = spark.read.format("delta").load(str(warehouse / "_quarantine" / "orders_merge"))
+    assert {r["source"] for r in quarantine.collect()} == {"json", "expectation"}
+    # the source's rows: a file line each, with its file and line
+    lines = quarantine.where("source = 'json'").collect()
+    rows = [(r["position"], r["raw"], r["reason"]) for r in lines]
+    assert len(rows) == len(quarantined) and set(rows) == quarantined  # each exactly once
+    assert all(r["file"].endswith(r["position"].split(":")[0]) and r["line"] for r in lines)
+    # the expectation's rows: a batch row each, no file line; each in its batch, once
+    expected = quarantine.where("source = 'expectation'").collect()
+    assert (
+        Counter((r["batch_id"], r["position"], r["raw"], r["reason"]) for r in expected) == refused
+    )
+    assert all(r["file"] is None and r["line"] is None for r in expected)
+    log = spark.read.format("delta").load(str(warehouse / "_runner" / "event_log"))
+    orders_log = log.where("model = 'orders_merge'").collect()
+    assert sum(r["quarantined"] for r in orders_log) == len(quarantined) + refused.total()
+    # each batch counted its refused events once: the event log's expectations column
+    per_batch = Counter(batch_id for batch_id, *_ in refused.elements())
+    assert {
+        r["batch_id"]: [(e["name"], e["action"], e["failed"]) for e in r["expectations"]]
+        for r in orders_log
+    } == {b: [("amount_positive", "quarantine", per_batch[b])] for b in range(FILES // 2)}
     between = [k for k in kills if "between statements" in k and "batch[0]" in k]
-    report(f"{len(kills)} SIGKILLs ({len(between)} between two statements of a batch):", kills)
+    report(
+        f"{len(kills)} SIGKILLs ({len(between)} between two statements of a batch); quarantined "
+        f"{len(quarantined)} malformed lines and {refused.total()} events failing an expectation:",
+        kills,
+    )
     assert len(kills) == KILLS and len(between) >= 2
 
 

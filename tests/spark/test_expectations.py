@@ -1,10 +1,14 @@
 """Row expectations on real Delta, through run_batch: warn counts, drop leaves rows out,
-quarantine writes them (exactly once across a replay), fail stops the batch before any write."""
+quarantine writes them (exactly once across a replay), fail stops the batch before any write;
+and through `runner run` / `runner history`: each batch's counts per expectation."""
 
 from __future__ import annotations
 
+import json
+import re
 import uuid
 from collections import Counter
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -12,12 +16,13 @@ from hypothesis import strategies as st
 from pyspark.sql import SparkSession
 
 from runner import project as project_loader
+from runner.cli.progress import console
 from runner.project import Project
 from runner.spark.batch import run_batch
 from runner.spark.expectations import ExpectationFailed
 from runner.spark.quarantine import quarantine_table
 from runner.spark.targets import ensure_target, reset_model
-from tests.conftest import write_project
+from tests.conftest import land_events, write_project
 from tests.spark.test_merge_properties import PROPERTY_SETTINGS
 
 SCHEMA = "id BIGINT, seq BIGINT, v STRING, op STRING"
@@ -134,3 +139,56 @@ def test_fail_stops_the_batch_before_any_write(spark: SparkSession, project: Pro
     assert error.value.file == model.file and error.value.line == 3
     assert spark.table("expect.strict").count() == 0
     assert quarantined(spark, "strict") == []  # nothing written, not even to the quarantine
+
+
+HISTORY_STREAMS = STREAMS + "    options:\n      maxFilesPerTrigger: 1\n"
+# (file, events): each file one batch
+HISTORY_FILES = [
+    ("0.json", ['{"id":1,"seq":1,"v":"a","op":"U"}', '{"id":2,"seq":1,"v":"c","op":"U"}',
+                '{"id":3,"seq":0,"v":"b","op":"U"}']),
+    ("1.json", ['{"id":1,"seq":2,"v":"b","op":"U"}', '{"id":4,"seq":1,"op":"U"}']),
+    ("2.json", ['{"id":5,"seq":1,"v":"a","op":"U"}']),
+]  # fmt: skip
+
+
+def test_history_shows_each_batchs_expectation_counts(
+    spark: SparkSession, cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`runner run` over three files, then `runner history`: per batch, each expectation's
+    passed and failed rows (JSON), and the failing ones in the table's expectations column."""
+    model = CHECKED.replace("expect.checked", "expect.history")
+    root = write_project(tmp_path / "p", {"checked": model}, streams=HISTORY_STREAMS)
+    for name, lines in HISTORY_FILES:
+        land_events(root / "landing" / "events", name, lines)
+    run = cli("run", "-m", "checked", "-p", root)
+    assert run.exit_code == 0, run.output + run.stderr
+    assert (
+        "checked batch 0: 3 rows in, 1 quarantined (expectations failed: positive_seq 1 drop, "
+        "known_v 1 quarantine)" in run.output
+    )
+
+    result = cli("history", "-m", "checked", "-p", root, "--format", "json")
+
+    assert result.exit_code == 0, result.output
+    batches = json.loads(result.output)
+    counts = {
+        b["batch_id"]: [(e["name"], e["passed"], e["failed"]) for e in b["expectations"]]
+        for b in batches
+    }
+    assert counts == {
+        0: [("has_v", 3, 0), ("positive_seq", 2, 1), ("known_v", 2, 1)],
+        1: [("has_v", 1, 1), ("positive_seq", 2, 0), ("known_v", 1, 1)],
+        2: [("has_v", 1, 0), ("positive_seq", 1, 0), ("known_v", 1, 0)],
+    }
+    actions = {(e["name"], e["action"]) for b in batches for e in b["expectations"]}
+    assert actions == {("has_v", "warn"), ("positive_seq", "drop"), ("known_v", "quarantine")}
+    monkeypatch.setattr(console, "width", 240)  # one table line per batch
+    table = cli("history", "-m", "checked", "-p", root).output
+    rows = {line.split("│")[1].strip(): line.split("│")[-2].strip() for line in table.splitlines()
+            if re.match(r"│ +\d+ │", line)}  # fmt: skip
+    assert rows == {
+        "0": "positive_seq 1/3 drop known_v 1/3 quarantine",
+        "1": "has_v 1/2 warn known_v 1/2 quarantine",
+        "2": "3 passed",
+    }
+    assert sorted(r["id"] for r in spark.table("expect.history").collect()) == [1, 5]

@@ -240,6 +240,13 @@ WIDE_MODELS = {
         "valid_to BIGINT, is_current BOOLEAN, is_deleted BOOLEAN') }}\n"
         "{{ scd2(delete_column='op', track_history_on=['v']) }};\n"
     ),
+    # the same history by exclusion: every payload column but w is tracked, so v alone
+    "tracked_except": (
+        "{{ config(stream='wide', target='props.tracked_except', unique_key='id', "
+        "sequence_by='s1', columns='id BIGINT, s1 BIGINT, v STRING, w STRING, "
+        "valid_from BIGINT, valid_to BIGINT, is_current BOOLEAN, is_deleted BOOLEAN') }}\n"
+        "{{ scd2(delete_column='op', track_history_except=['w']) }};\n"
+    ),
 }
 WIDE_STREAM = f'  wide:\n    format: json\n    path: landing/wide\n    schema: "{WIDE_SCHEMA}"\n'
 Wide = tuple[int, int, int, str | None, str | None, str]  # id, s1, s2, v, w, op
@@ -394,3 +401,12 @@ def test_scd2_track_history_on_updates_the_current_row_in_place(
 ) -> None:
     EXAMPLES_RUN["tracked"] = EXAMPLES_RUN.get("tracked", 0) + 1
     assert run_wide(spark, wide_project, "tracked", batches) == oracle_tracked(batches)
+
+
+@WIDE_SETTINGS
+@given(batches=wide_events(ties=False))
+def test_scd2_track_history_except_tracks_every_other_column(
+    spark: SparkSession, wide_project: Project, batches: list[list[Wide]]
+) -> None:
+    EXAMPLES_RUN["tracked_except"] = EXAMPLES_RUN.get("tracked_except", 0) + 1
+    assert run_wide(spark, wide_project, "tracked_except", batches) == oracle_tracked(batches)

@@ -57,3 +57,27 @@ def test_docs_generation_stays_in_the_pure_half(example_project: Path) -> None:
         "assert index.read_text().count('model:orders_merge') >= 1"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_a_ref_in_sql_and_a_quarantine_expectation_are_edges(example_project: Path) -> None:
+    """Beyond the example: ``ref()`` inside a model's SQL, and a model on a Delta stream (whose
+    source quarantines nothing) with an expectation in quarantine mode."""
+    (example_project / "models" / "big_customers.sql").write_text(
+        "{{ config(stream='order_changes', target='gold.big_customers', unique_key='customer_id',\n"
+        "          expectations={'positive': {'expect': 'amount > 0', "
+        "'on_violation': 'quarantine'}}) }}\n"
+        "MERGE INTO {{ this }} AS t\n"
+        "USING (SELECT * FROM {{ ref('customer_totals') }} WHERE order_count > 3) AS s\n"
+        "ON t.customer_id = s.customer_id\n"
+        "WHEN NOT MATCHED THEN INSERT *;\n"
+    )
+    manifest = build_manifest(load(example_project))
+    edges = {(e["source"], e["target"], e["kind"]) for e in manifest["lineage"]["edges"]}
+    assert edges - EXAMPLE_EDGES == {
+        ("stream:order_changes", "model:big_customers", "feeds"),
+        ("table:gold.customer_totals", "model:big_customers", "ref"),
+        ("model:big_customers", "table:gold.big_customers", "writes"),
+        ("model:big_customers", "quarantine:quarantine.big_customers", "quarantines"),
+    }
+    depends_on = manifest["models"]["big_customers"]["depends_on"]["models"]
+    assert depends_on == ["customer_totals", "orders_merge"]

@@ -12,6 +12,8 @@ TEMPLATES = [
     "a {{ x }}\n{# note\n spanning #}\nb\n\n\nc",
     "{% raw %}{{ not jinja }}{% endraw %}\nSELECT 1",
     "{%- set y = 1 -%}\n   \n  value {{ y }}  \n   {{- ' tail' }}\n",
+    # '}}' closing a nested dict, or inside a string, does not end the tag
+    "{{ {'a': {'b': 1}}['a']['b']\n }} x\n{{ '}}' }}\n{% if '%}' %}y{% endif %}\n",
 ]
 
 
@@ -45,3 +47,25 @@ def test_rendered_lines_map_to_template_lines() -> None:
     # a macro's multi-line output belongs to the line that calls it
     assert by_text["x"] == by_text["y"] == by_text["z;"] == 7
     assert by_text["MERGE INTO t"] == 8
+
+
+def test_a_nested_dict_closing_with_two_braces_stays_inside_its_tag() -> None:
+    """``config(expectations={'x': {...}},`` ends a line with ``}},`` inside ``{{ config(``:
+    no marker may land there (Jinja would reject it), and the lines after still map."""
+    template = (
+        "{{ config(\n"  # 1
+        "    expectations={'x': {'expect': 'a > 0', 'on_violation': 'drop'}},\n"  # 2
+        "    tags=['t'],\n"  # 3
+        ") }}\n"  # 4
+        "SELECT *\n"  # 5
+        "FROM t\n"  # 6
+    )
+    env = jinja2.Environment(keep_trailing_newline=True)
+    rendered = strip_line_markers(
+        env.from_string(add_line_markers(template)).render({"config": lambda **_: ""})
+    )
+    lines = rendered.text.split("\n")
+    assert {text: rendered.source_line(i + 1) for i, text in enumerate(lines) if text} == {
+        "SELECT *": 5,
+        "FROM t": 6,
+    }
