@@ -18,12 +18,12 @@ from pathlib import Path
 from pyspark.sql import DataFrame
 
 from runner.config import ModelSpec
+from runner.error_text import first_line
 from runner.errors import RunnerError
 from runner.model_sql import compile_batch
 from runner.project import Project
 from runner.spark.batch_facts import prepare_batch_facts
 from runner.spark.batch_report import BatchReport
-from runner.spark.errors import first_line
 from runner.spark.eventlog import record_batch
 from runner.spark.expectations import apply_expectations
 from runner.spark.replay import committed_metrics
@@ -77,12 +77,12 @@ def run_batch(
     report.rescued = source.counts.rows_rescued
     try:
         report.input_rows = source.rows.count()
-        # row expectations: counted, failing rows dropped or quarantined, or the batch stops
+        # row expectations: counted, failing rows dropped or quarantined, or the batch stops;
+        # the rows left are registered as the batch view
         rows, report.expectations = apply_expectations(
             model, source.rows, batch_id, warehouse=project.target.warehouse, query_id=query_id
         )
         report.quarantined += sum(e.failed for e in report.expectations if e.action == "quarantine")
-        rows.createOrReplaceTempView(model.batch_view)
         # schema-drift policy: may stop the batch, or ALTER the target, before any statement
         apply_drift_policy(session, project, model, rows)
         # the batch's real columns and prune ranges, for rendering
