@@ -13,7 +13,8 @@ from runner.choices import is_one_of
 from runner.cli.errors import EXIT_CONFIG, reported_errors
 from runner.cli.options import Debug, ProjectDir, Target
 from runner.cli.progress import console
-from runner.project import load
+from runner.config import ModelSpec
+from runner.project import Project, load
 
 HistoryFormat = Literal["table", "json"]
 FORMATS: tuple[HistoryFormat, ...] = get_args(HistoryFormat)
@@ -33,11 +34,23 @@ def history(
         str,
         typer.Option("--format", "-f", help="table (for people) or json. Example: --format json"),
     ] = "table",
+    timings: Annotated[
+        bool,
+        typer.Option(
+            "--timings",
+            help="Where each batch's seconds went: source, expectations, drift and render, each "
+            "statement (with Delta's own execution, scan and rewrite times from its commit), "
+            "the event-log write and the checkpoint commit, then the median of each; "
+            "--format json gives the same numbers. "
+            "Example: runner history -m orders_merge --timings -n 50",
+        ),
+    ] = False,
     debug: Debug = False,
 ) -> None:
-    """Show a model's micro-batches from the event log: rows in, MERGE counts, durations.
+    """Show a model's micro-batches from the event log: rows in, MERGE counts, durations;
+    with --timings, where each batch's seconds went.
 
-    Example: runner history --model orders_merge
+    Example: runner history --model orders_merge --timings
     """
     if not is_one_of(output, FORMATS):  # a typo must not fall back to the table silently
         typer.echo(f"error: --format must be one of {', '.join(FORMATS)}, got {output!r}", err=True)
@@ -50,6 +63,9 @@ def history(
         from runner.spark.pipeline import session_for
 
         rows = read_history(session_for(project, []), project.target, spec.name, limit)
+        if timings:
+            _show_timings(project, spec, [r.asDict(recursive=True) for r in rows], output)
+            return
         if output == "json":
             typer.echo(json.dumps([_plain(r.asDict(recursive=True)) for r in rows], indent=2))
             return
@@ -80,6 +96,19 @@ def history(
                 "* a replayed batch: its MERGE had committed before a crash; the counts are "
                 "that commit's, read from the Delta log"
             )
+
+
+def _show_timings(project: Project, spec: ModelSpec, rows: list[dict], output: str) -> None:
+    from runner.cli.history_timings import LEGEND, timings_json, timings_table
+    from runner.spark.batch_timings import batch_timings, median_timings, timing_files
+
+    batches = batch_timings(rows, spec.name, timing_files(project.target, spec))
+    median = median_timings(batches)
+    if output == "json":
+        typer.echo(timings_json(spec.name, batches, median))
+        return
+    console.print(timings_table(spec.name, batches, median))
+    console.print(LEGEND)
 
 
 def _expectations(outcomes: list | None) -> str:

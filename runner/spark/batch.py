@@ -29,7 +29,7 @@ from runner.spark.expectations import apply_expectations
 from runner.spark.replay import committed_metrics
 from runner.spark.schema_drift import apply_drift_policy, promote_rescued_fields
 from runner.spark.sources import BatchSourceContext, prepare_batch
-from runner.spark.statements import StatementResult, Transaction, run_statement
+from runner.spark.statements import StatementResult, run_statement, statement_transaction
 
 
 class BatchFailed(RunnerError):
@@ -56,10 +56,14 @@ def run_batch(
     maintenance, and the event-log row. What the source cached for the batch is released when
     the batch ends, whether it committed or failed.
 
+    The report times each phase before the statements (``source``, ``expectations``,
+    ``schema_drift``, ``render``) and each statement; ``seconds`` is the whole batch up to the
+    event-log write, which cannot time itself (``runner history --timings`` derives it).
+
     ``foreachBatch`` calls it through BatchExecutor; model unit tests call it directly with
     batches they build, so both go through exactly this code.
     """
-    started = time.monotonic()
+    clock = PhaseClock()
     report = BatchReport(model.name, batch_id, started_at=datetime.now(UTC).replace(tzinfo=None))
     session = batch_df.sparkSession
     stream = project.stream_of(model)
@@ -76,22 +80,27 @@ def run_batch(
     report.quarantined = source.counts.rows_quarantined
     report.rescued = source.counts.rows_rescued
     try:
-        report.input_rows = source.rows.count()
+        report.input_rows = source.rows.count()  # computes the persisted rows
+        report.phases["source"] = clock.lap()
         # row expectations: counted, failing rows dropped or quarantined, or the batch stops;
         # the rows left are registered as the batch view
         rows, report.expectations = apply_expectations(
             model, source.rows, batch_id, warehouse=project.target.warehouse, query_id=query_id
         )
         report.quarantined += sum(e.failed for e in report.expectations if e.action == "quarantine")
+        report.phases["expectations"] = clock.lap()
         # schema-drift policy: may stop the batch, or ALTER the target, before any statement
         apply_drift_policy(session, project, model, rows)
+        report.phases["schema_drift"] = clock.lap()
         # the batch's real columns and prune ranges, for rendering
         facts = prepare_batch_facts(session, model, rows)
+        statements = compile_batch(project, model, batch_id, facts)
+        report.phases["render"] = clock.lap()
         target_location = project.target.table_location(model.target_table)
-        for statement in compile_batch(project, model, batch_id, facts):
+        for statement in statements:
             txn = None
             if statement.is_dml:
-                txn = Transaction(f"{query_id}:{model.name}:{statement.label}", batch_id)
+                txn = statement_transaction(query_id, model.name, statement.label, batch_id)
             result = run_statement(session, statement, txn)
             if result.skipped and txn is not None:  # a replay: what did the first attempt do?
                 recovered = committed_metrics(target_location, txn)
@@ -102,9 +111,25 @@ def run_batch(
                 on_statement(model.name, batch_id, result)
     finally:
         source.release()
-    report.seconds = time.monotonic() - started
+    report.seconds = clock.elapsed()
     record_batch(session, project.target, report, query_id)
     return report
+
+
+class PhaseClock:
+    """Times the consecutive phases of a batch with the monotonic clock: each ``lap`` is the
+    time since the previous lap (or since the clock started), so the phases never overlap."""
+
+    def __init__(self) -> None:
+        self._started = self._mark = time.monotonic()
+
+    def lap(self) -> float:
+        now = time.monotonic()
+        took, self._mark = now - self._mark, now
+        return took
+
+    def elapsed(self) -> float:
+        return time.monotonic() - self._started
 
 
 class BatchExecutor:

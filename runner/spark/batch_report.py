@@ -13,6 +13,9 @@ from datetime import datetime
 from runner.spark.expectations import ExpectationOutcome
 from runner.spark.statements import StatementResult
 
+# The phases run_batch times before the statements, in the order they run.
+BATCH_PHASES = ("source", "expectations", "schema_drift", "render")
+
 
 @dataclass
 class BatchReport:
@@ -27,6 +30,8 @@ class BatchReport:
     rescued: int = 0  # good rows with fields the stream's schema does not declare
     expectations: list[ExpectationOutcome] = field(default_factory=list)
     statements: list[StatementResult] = field(default_factory=list)
+    # seconds of each of BATCH_PHASES (see run_batch); the statements time themselves
+    phases: dict[str, float] = field(default_factory=dict)
 
     @property
     def merge_counts(self) -> dict[str, int]:

@@ -14,18 +14,25 @@ from pyspark.sql import Row, SparkSession
 from runner.config import TargetSpec
 from runner.spark.batch_report import BatchReport
 from runner.spark.errors import retry_on_conflict
+from runner.spark.statements import Transaction
 
 EVENT_LOG_SCHEMA = (
     "model STRING, batch_id BIGINT, query_id STRING, started_at TIMESTAMP, seconds DOUBLE, "
     "input_rows BIGINT, inserted BIGINT, updated BIGINT, deleted BIGINT, quarantined BIGINT, "
     "statements ARRAY<STRUCT<label: STRING, keyword: STRING, seconds: DOUBLE, skipped: BOOLEAN, "
     "inserted: BIGINT, updated: BIGINT, deleted: BIGINT>>, recovered BOOLEAN, "
-    "expectations ARRAY<STRUCT<name: STRING, action: STRING, passed: BIGINT, failed: BIGINT>>"
+    "expectations ARRAY<STRUCT<name: STRING, action: STRING, passed: BIGINT, failed: BIGINT>>, "
+    "phases ARRAY<STRUCT<phase: STRING, seconds: DOUBLE>>"
 )
 
 
 def event_log_location(target: TargetSpec) -> Path:
     return target.warehouse / "_runner" / "event_log"
+
+
+def event_log_transaction(query_id: str, model: str, batch_id: int) -> Transaction:
+    """The identity of a batch's event-log append: its Delta commit is found by it."""
+    return Transaction(f"{query_id}:{model}:event_log", batch_id)
 
 
 def record_batch(
@@ -63,14 +70,16 @@ def record_batch(
             Row(name=e.name, action=e.action, passed=e.passed, failed=e.failed)
             for e in report.expectations
         ],
+        [Row(phase=name, seconds=round(took, 3)) for name, took in report.phases.items()],
     )
     frame = session.createDataFrame([row], EVENT_LOG_SCHEMA)
+    txn = event_log_transaction(query_id, report.model, report.batch_id)
     writer = (
         frame.write.format("delta")
         .mode("append")
-        .option("txnAppId", f"{query_id}:{report.model}:event_log")
-        .option("txnVersion", report.batch_id)
-        .option("mergeSchema", "true")  # logs from before 'recovered' or 'expectations'
+        .option("txnAppId", txn.app_id)
+        .option("txnVersion", txn.version)
+        .option("mergeSchema", "true")  # logs from before 'recovered', 'expectations', 'phases'
     )
     retry_on_conflict(lambda: writer.save(str(event_log_location(target))))
 

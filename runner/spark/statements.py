@@ -35,6 +35,12 @@ class Transaction:
     version: int
 
 
+def statement_transaction(query_id: str, model: str, label: str, batch_id: int) -> Transaction:
+    """The identity a DML statement of a model's batch writes under (``label``: ``batch[1]``);
+    ``runner history --timings`` finds the statement's Delta commit by it."""
+    return Transaction(f"{query_id}:{model}:{label}", batch_id)
+
+
 @dataclass
 class StatementResult:
     statement: CompiledStatement

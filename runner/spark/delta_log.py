@@ -1,0 +1,103 @@
+"""Commits of a local Delta table, read from its ``_delta_log`` JSON files: which commit a
+transaction identity (``txnAppId`` / ``txnVersion``) made, when, and its operation metrics.
+
+Pure Python over the files, newest commit first (what is looked for is recent: the commit of a
+batch Spark replays, the commits of the batches ``runner history --timings`` shows). No Spark
+job, no DESCRIBE HISTORY. A table that is not a local directory (object storage) has no commits
+here, and callers then report nothing rather than a guess.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from runner.spark.statements import Transaction
+
+_COMMIT_FILE = "[0-9]" * 20 + ".json"
+
+
+@dataclass(frozen=True)
+class Commit:
+    """One commit of a Delta table: its version, the commitInfo's timestamp (milliseconds since
+    the epoch: when Delta committed), its operation and operationMetrics (Delta writes their
+    values as strings), and the transaction identities it recorded."""
+
+    version: int
+    timestamp_ms: int | None
+    operation: str | None = None
+    metrics: dict[str, str] = field(default_factory=dict)
+    transactions: frozenset[Transaction] = frozenset()
+
+
+def newest_commits(table_location: Path, limit: int) -> Iterator[Commit]:
+    """The newest ``limit`` commits of the table at ``table_location``, newest first; none when
+    it is not a local Delta table. A commit file removed meanwhile (log clean-up) is passed."""
+    log = table_location / "_delta_log"
+    if not log.is_dir():
+        return
+    for path in sorted(log.glob(_COMMIT_FILE), reverse=True)[:limit]:
+        commit = read_commit(path)
+        if commit is not None:
+            yield commit
+
+
+def read_commit(path: Path) -> Commit | None:
+    """The commit in the log file ``path`` (``00000000000000000012.json``); None when the file
+    is gone. Only the ``txn`` and ``commitInfo`` actions are parsed."""
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return None
+    info: dict = {}
+    transactions = set()
+    for line in lines:
+        if '"txn"' not in line and '"commitInfo"' not in line:
+            continue  # add / remove / metaData: the bulk of a big commit
+        action = json.loads(line)
+        if "txn" in action:
+            txn = action["txn"]
+            transactions.add(Transaction(str(txn.get("appId")), int(txn.get("version", -1))))
+        elif "commitInfo" in action:
+            info = action["commitInfo"]
+    timestamp = info.get("timestamp")
+    return Commit(
+        version=int(path.name.split(".")[0]),
+        timestamp_ms=int(timestamp) if timestamp is not None else None,
+        operation=info.get("operation"),
+        metrics=dict(info.get("operationMetrics") or {}),
+        transactions=frozenset(transactions),
+    )
+
+
+def commit_of(table_location: Path, txn: Transaction, limit: int) -> Commit | None:
+    """The commit ``txn`` made, among the newest ``limit`` commits of the table; None when it is
+    not there."""
+    return commits_of(table_location, {txn}, limit=limit).get(txn)
+
+
+def commits_of(
+    table_location: Path,
+    transactions: set[Transaction],
+    *,
+    limit: int,
+    not_before_ms: float | None = None,
+) -> dict[Transaction, Commit]:
+    """The commits that made ``transactions``, in one pass over the log, newest first: it stops
+    when all are found, after ``limit`` commits, or at the first commit older than
+    ``not_before_ms`` (the caller knows none of the transactions is). Those not found are left
+    out."""
+    found: dict[Transaction, Commit] = {}
+    if not transactions:
+        return found
+    for commit in newest_commits(table_location, limit):
+        stamp = commit.timestamp_ms
+        if not_before_ms is not None and stamp is not None and stamp < not_before_ms:
+            break
+        # one commit per identity: Delta skips a second write under it
+        found.update(dict.fromkeys(commit.transactions & transactions, commit))
+        if len(found) == len(transactions):
+            break
+    return found

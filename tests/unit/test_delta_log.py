@@ -1,0 +1,88 @@
+"""Finding a Delta commit by its transaction identity in ``_delta_log`` JSON files, without a
+JVM: the files are written here as Delta writes them (one action per line)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from runner.spark.delta_log import commit_of, commits_of
+from runner.spark.replay import committed_metrics
+from runner.spark.statements import Transaction
+
+
+def write_commit(
+    table: Path,
+    version: int,
+    *,
+    timestamp_ms: int,
+    txn: Transaction | None = None,
+    operation: str = "MERGE",
+    metrics: dict[str, str] | None = None,
+) -> Path:
+    """A commit file as Delta writes it: commitInfo, the txn action, then data actions."""
+    actions: list[dict] = [
+        {
+            "commitInfo": {
+                "timestamp": timestamp_ms,
+                "operation": operation,
+                "operationMetrics": metrics or {},
+            }
+        }
+    ]
+    if txn is not None:
+        actions.append(
+            {"txn": {"appId": txn.app_id, "version": txn.version, "lastUpdated": timestamp_ms}}
+        )
+    # a data file whose stats mention "txn": it must not be read as a txn action
+    actions.append({"add": {"path": f"part-{version}.parquet", "stats": '{"txn": 1}'}})
+    log = table / "_delta_log"
+    log.mkdir(parents=True, exist_ok=True)
+    path = log / f"{version:020d}.json"
+    path.write_text("\n".join(json.dumps(a) for a in actions) + "\n")
+    return path
+
+
+def test_the_commit_of_a_transaction_is_found_among_others(tmp_path: Path) -> None:
+    wanted = Transaction("q:m:batch[1]", 7)
+    write_commit(tmp_path, 0, timestamp_ms=1_000, operation="CREATE TABLE")
+    write_commit(tmp_path, 1, timestamp_ms=2_000, txn=Transaction("q:m:batch[1]", 6))
+    write_commit(tmp_path, 2, timestamp_ms=3_000, txn=wanted, metrics={"scanTimeMs": "40"})
+    write_commit(tmp_path, 3, timestamp_ms=4_000, txn=Transaction("q:other:batch[1]", 7))
+    write_commit(tmp_path, 4, timestamp_ms=5_000, operation="OPTIMIZE")
+
+    commit = commit_of(tmp_path, wanted, limit=10)
+
+    assert commit is not None
+    assert (commit.version, commit.timestamp_ms, commit.operation) == (2, 3_000, "MERGE")
+    assert commit.metrics == {"scanTimeMs": "40"}
+    assert commit_of(tmp_path, Transaction("q:m:batch[1]", 8), limit=10) is None
+    assert commit_of(tmp_path, wanted, limit=2) is None  # only the newest two are read
+
+
+def test_no_log_no_commit(tmp_path: Path) -> None:
+    assert commit_of(tmp_path / "missing", Transaction("q:m:event_log", 0), limit=10) is None
+
+
+def test_one_pass_finds_several_and_stops_at_a_commit_older_than_asked(tmp_path: Path) -> None:
+    first, second, old = (Transaction("q:m:event_log", v) for v in (5, 6, 1))
+    write_commit(tmp_path, 0, timestamp_ms=1_000, txn=old)
+    write_commit(tmp_path, 1, timestamp_ms=10_000, txn=first)
+    write_commit(tmp_path, 2, timestamp_ms=11_000, txn=second)
+
+    found = commits_of(tmp_path, {first, second, old}, limit=10, not_before_ms=5_000)
+
+    assert {txn: c.version for txn, c in found.items()} == {first: 1, second: 2}
+    everything = commits_of(tmp_path, {first, second, old}, limit=10)
+    assert everything[old].version == 0
+
+
+def test_a_replay_reads_its_merge_counts_from_the_commit(tmp_path: Path) -> None:
+    txn = Transaction("q:m:batch[1]", 3)
+    metrics = {"numTargetRowsInserted": "2", "numTargetRowsUpdated": "1", "executionTimeMs": "9"}
+    write_commit(tmp_path, 0, timestamp_ms=1_000, txn=txn, metrics=metrics)
+
+    assert committed_metrics(tmp_path, txn) == {
+        "num_inserted_rows": 2, "num_updated_rows": 1, "num_deleted_rows": 0,
+    }  # fmt: skip
+    assert committed_metrics(tmp_path, Transaction("q:m:batch[1]", 4)) is None
