@@ -1,0 +1,1 @@
+"""Benchmarks of the runner (scripts; results in bench/results/)."""

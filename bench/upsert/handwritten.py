@@ -1,0 +1,92 @@
+"""What the hand-written variants (the recipe and the plain append) share: a SparkSession built
+exactly as the runner builds it, the stream of order files, and a clock around each
+foreachBatch call.
+
+Run as its own process per variant (``python -m bench.upsert.recipe ...``), so each variant
+has its own JVM, as ``runner run`` does.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from pyspark.sql import DataFrame, SparkSession
+
+from bench.upsert.events import EVENT_SCHEMA
+from runner.project import load
+from runner.spark.session import build_session
+
+BatchFunction = Callable[[DataFrame, int], None]
+
+
+@dataclass
+class BatchTiming:
+    batch_id: int
+    started: float  # epoch seconds
+    seconds: float  # the whole foreachBatch call
+
+
+@dataclass
+class HandwrittenResult:
+    variant: str
+    batches: list[BatchTiming] = field(default_factory=list)
+    # Spark's StreamingQueryProgress.durationMs per batch (addBatch, triggerExecution, ...)
+    progress: list[dict[str, object]] = field(default_factory=list)
+
+    def write(self, path: Path) -> None:
+        path.write_text(json.dumps(asdict(self), indent=1))
+
+
+def arguments(description: str) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--project", type=Path, required=True, help="its project.yml's target")
+    parser.add_argument("--landing", type=Path, required=True, help="the order files")
+    parser.add_argument("--result", type=Path, required=True, help="JSON written at the end")
+    parser.add_argument("--optimize-every", type=int, default=0)
+    return parser.parse_args()
+
+
+def runner_like_session(project_dir: Path, app_name: str) -> tuple[SparkSession, Path]:
+    """The session the runner would build for this project's target, and its warehouse."""
+    target = load(project_dir).target
+    return build_session(target, app_name=app_name), target.warehouse
+
+
+def run_available_now(
+    spark: SparkSession,
+    landing: Path,
+    checkpoint: Path,
+    function: BatchFunction,
+    result: HandwrittenResult,
+) -> None:
+    """Stream every file in ``landing`` through ``function``, one file per batch, timing each
+    call; then keep Spark's own per-batch durations."""
+
+    def timed(batch: DataFrame, batch_id: int) -> None:
+        started, clock = time.time(), time.monotonic()
+        function(batch, batch_id)
+        seconds = time.monotonic() - clock
+        result.batches.append(BatchTiming(batch_id, started, seconds))
+        print(f"{result.variant} batch {batch_id}: {seconds:.2f}s", flush=True)
+
+    query = (
+        spark.readStream.format("json")
+        .schema(EVENT_SCHEMA)
+        .option("maxFilesPerTrigger", 1)
+        .load(str(landing))
+        .writeStream.queryName(result.variant)
+        .option("checkpointLocation", str(checkpoint))
+        .foreachBatch(timed)
+        .trigger(availableNow=True)
+        .start()
+    )
+    query.awaitTermination()
+    result.progress = [
+        {"batchId": p["batchId"], "numInputRows": p["numInputRows"], **p["durationMs"]}
+        for p in query.recentProgress
+    ]

@@ -1,0 +1,240 @@
+"""The bench's results as data: per variant and per curve point, their batches, and the goals
+of issue #12 computed from them. Pure: built from what the steps and the readback wrote."""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from bench.upsert.events import InputSummary
+from bench.upsert.plan import LAYOUTS, RECOMMENDED_LAYOUT, BenchSize
+from bench.upsert.processes import StepRun
+
+# Delta's MERGE operation metrics worth a median (DESCRIBE HISTORY operationMetrics)
+MERGE_METRICS = (
+    "executionTimeMs",
+    "materializeSourceTimeMs",
+    "scanTimeMs",
+    "rewriteTimeMs",
+    "numTargetFilesRemoved",
+    "numTargetFilesAdded",
+    "numTargetRowsCopied",
+)
+
+
+@dataclass(frozen=True)
+class Batch:
+    batch_id: int
+    started: float  # epoch seconds
+    seconds: float
+    statements: tuple[tuple[str, float], ...] = ()  # the runner's: (keyword, seconds)
+    phases: Mapping[str, float] = field(default_factory=dict)  # per-phase timings, when logged
+
+
+@dataclass(frozen=True)
+class VariantResult:
+    name: str
+    started: float  # epoch seconds when its process started
+    wall: float
+    peak_rss: int
+    batches: tuple[Batch, ...]
+    merges: tuple[Mapping[str, str], ...] = ()  # operation metrics of each MERGE commit
+    progress: tuple[Mapping[str, Any], ...] = ()  # Spark's durationMs per batch (hand-written)
+    event_log_commits: tuple[float, ...] = ()  # the runner's: when each batch's row committed
+
+    @property
+    def median_batch(self) -> float:
+        return statistics.median(b.seconds for b in self.batches)
+
+    @property
+    def startup(self) -> float:
+        """From starting the process to the first batch: Python, the JVM, the set-up."""
+        return min(b.started for b in self.batches) - self.started
+
+    def between_batches(self) -> dict[str, float] | None:
+        """The runner's time after a batch's statements, median over batches: the event-log
+        write (to that row's Delta commit), then the rest until the next batch starts (the
+        checkpoint's commit, the next trigger's file listing and planning). None without one
+        event-log commit per batch."""
+        if len(self.event_log_commits) != len(self.batches) or len(self.batches) < 2:
+            return None
+        gaps, writes, rests = [], [], []
+        pairs = list(zip(self.batches, self.event_log_commits, strict=True))
+        for (batch, committed), (following, _) in zip(pairs, pairs[1:], strict=False):
+            ended = batch.started + batch.seconds
+            gaps.append(following.started - ended)
+            writes.append(committed - ended)
+            rests.append(following.started - committed)
+        return {
+            "gap": statistics.median(gaps),
+            "event_log_write": statistics.median(writes),
+            "rest": statistics.median(rests),
+        }
+
+    @property
+    def median_cycle(self) -> float | None:
+        """Median time from one batch's start to the next one's: the batch plus whatever
+        happens between batches (event-log write, checkpoint commit, next file listing)."""
+        starts = sorted(b.started for b in self.batches)
+        gaps = [later - earlier for earlier, later in zip(starts, starts[1:], strict=False)]
+        return statistics.median(gaps) if gaps else None
+
+    def merge_medians(self) -> dict[str, float]:
+        return medians_of(self.merges, MERGE_METRICS)
+
+
+@dataclass(frozen=True)
+class CurvePoint:
+    rows: int
+    layout: str
+    result: VariantResult
+
+
+@dataclass(frozen=True)
+class Goal:
+    text: str
+    measured: float | None
+    limit: float | None  # None: reported, no limit
+    digits: int = 2
+
+    @property
+    def shown(self) -> str:
+        return "-" if self.measured is None else f"{self.measured:,.{self.digits}f}"
+
+    @property
+    def verdict(self) -> str:
+        if self.measured is None:
+            return "not measured"
+        if self.limit is None:
+            return "reported"
+        return "met" if self.measured <= self.limit else "not met"
+
+
+@dataclass
+class BenchResults:
+    size: BenchSize
+    command: str
+    started_at: datetime
+    load_start: str
+    load_end: str
+    wall: float
+    inputs: InputSummary
+    variants: dict[str, VariantResult]
+    curve: list[CurvePoint]
+    commit: str
+    jvm_options: str = ""
+
+    def curve_ratio(self, layout: str) -> float | None:
+        points = sorted((p for p in self.curve if p.layout == layout), key=lambda p: p.rows)
+        if len(points) < 2:
+            return None
+        return points[-1].result.median_batch / points[0].result.median_batch
+
+    def goals(self) -> list[Goal]:
+        runner, recipe, append = (self.variants[n] for n in ("runner", "recipe", "append"))
+        largest, smallest = (
+            (max(self.size.curve_targets), min(self.size.curve_targets))
+            if self.size.curve_targets
+            else (0, 0)
+        )
+        return [
+            Goal(
+                "1. median upsert batch (runner) / median append batch",
+                runner.median_batch / append.median_batch,
+                2.0,
+            ),
+            *(
+                Goal(
+                    f"2. median batch, {largest:,}-row / {smallest:,}-row target, layout "
+                    f"{layout.name}{' (recommended)' if layout.name == RECOMMENDED_LAYOUT else ''}",
+                    self.curve_ratio(layout.name),
+                    1.3 if layout.name == RECOMMENDED_LAYOUT else None,
+                )
+                for layout in LAYOUTS
+            ),
+            Goal("3. runner wall / recipe wall", runner.wall / recipe.wall, 0.6),
+            Goal(
+                "4. peak memory of the runner's process tree (MiB)",
+                mib(runner.peak_rss),
+                None,
+                digits=0,
+            ),
+        ]
+
+
+def mib(size: int) -> float:
+    return size / (1 << 20)
+
+
+def medians_of(rows: Iterable[Mapping[str, Any]], keys: Sequence[str]) -> dict[str, float]:
+    """Median of each key over the rows that have it (as numbers)."""
+    values: dict[str, list[float]] = {}
+    for row in rows:
+        for key in keys:
+            if row.get(key) not in (None, ""):
+                values.setdefault(key, []).append(float(row[key]))
+    return {key: statistics.median(found) for key, found in values.items()}
+
+
+# -- built from the steps' outputs ----------------------------------------------------------
+
+
+def runner_batches(event_log: Sequence[Mapping[str, Any]]) -> tuple[Batch, ...]:
+    """Batches of one model from its event-log rows (as ``runner history --format json``)."""
+    return tuple(
+        Batch(
+            batch_id=int(row["batch_id"]),
+            started=datetime.fromisoformat(row["started_at"]).replace(tzinfo=UTC).timestamp(),
+            seconds=float(row["seconds"]),
+            statements=tuple((s["keyword"], float(s["seconds"])) for s in row["statements"]),
+            phases=phase_timings(row),
+        )
+        for row in sorted(event_log, key=lambda r: r["batch_id"])
+    )
+
+
+def phase_timings(row: Mapping[str, Any]) -> dict[str, float]:
+    """Per-phase seconds of a batch from the event log's ``phases`` column (source, expectations,
+    schema_drift, render; a list of structs with a phase and its seconds); empty for event logs
+    written before the column existed."""
+    return {
+        str(item["phase"]): float(item["seconds"])
+        for item in row.get("phases") or []
+        if isinstance(item, Mapping) and item.get("seconds") is not None
+    }
+
+
+def handwritten_batches(result: Mapping[str, Any]) -> tuple[Batch, ...]:
+    return tuple(
+        Batch(int(b["batch_id"]), float(b["started"]), float(b["seconds"]))
+        for b in sorted(result["batches"], key=lambda b: b["batch_id"])
+    )
+
+
+def merge_commits(history: Sequence[Mapping[str, Any]]) -> tuple[Mapping[str, str], ...]:
+    return tuple(c["metrics"] for c in history if c["operation"] == "MERGE")
+
+
+def write_times(history: Sequence[Mapping[str, Any]]) -> tuple[float, ...]:
+    """When each append to a table (the event log: one per batch) was committed, in order."""
+    return tuple(float(c["timestamp"]) for c in history if c["operation"] == "WRITE")
+
+
+def runner_result(
+    name: str, step: StepRun, event_log: Mapping[str, Any], history: Sequence[Mapping[str, Any]]
+) -> VariantResult:
+    """A `runner run` step's result: batches and timings from its event log (``rows`` and the
+    log's own ``commits``, as the readback returns them), MERGE metrics from the target's
+    history."""
+    return VariantResult(
+        name,
+        step.started,
+        step.wall,
+        step.peak_rss,
+        runner_batches(event_log["rows"]),
+        merge_commits(history),
+        event_log_commits=write_times(event_log["commits"]),
+    )
