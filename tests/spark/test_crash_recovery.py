@@ -210,20 +210,6 @@ def test_sigkill_and_restart_never_loses_or_doubles_a_batch(
         for index, (raw, reason) in enumerate(malformed_lines(number)):
             position = f"target/landing/orders/{number:03d}.json:{len(events) + index + 1}"
             quarantined.add((position, raw, reason))
-    # (batch id, position, raw, reason) of events failing the expectation, exact duplicates
-    # in a file counted twice. Batches take two files each (asserted below: FILES // 2 batches).
-    refused = Counter(
-        (
-            number // 2,
-            f"stream orders, batch {number // 2}, order_id={event.order_id}",
-            event.quarantined_raw(),
-            "failed expectation(s): amount_positive",
-        )
-        for number, events in enumerate(files)
-        for event in events
-        if event.fails_amount_positive
-    )
-    assert len(refused) >= 4  # the generator makes some; none of them reaches the target
 
     def produce() -> None:
         for number, events in enumerate(files):
@@ -249,8 +235,28 @@ def test_sigkill_and_restart_never_loses_or_doubles_a_batch(
     warehouse = example_project / "target" / "local" / "warehouse"
     accepted = [[e for e in events if not e.fails_amount_positive] for events in files]
     per_model = assert_tables_match_oracle(spark, warehouse, accepted)
-    # one event-log row per batch, none twice; two files a batch (the stream is always behind)
-    assert per_model["orders_merge"] == list(range(FILES // 2))
+    # which batch read each file, as the checkpoint recorded it: usually two files a batch, but
+    # a kill between the file source's log write and the offset log's leaves a batch with more
+    checkpoint = example_project / "target" / "local" / "checkpoints" / "orders_merge"
+    batch_of = batch_of_each_file(checkpoint)
+    assert sorted(batch_of) == [f"{number:03d}.json" for number in range(FILES)]
+    batches = max(batch_of.values()) + 1
+    # one event-log row per batch, none twice
+    assert per_model["orders_merge"] == list(range(batches))
+    # (batch id, position, raw, reason) of events failing the expectation, exact duplicates
+    # in a file counted twice
+    refused = Counter(
+        (
+            batch_of[f"{number:03d}.json"],
+            f"stream orders, batch {batch_of[f'{number:03d}.json']}, order_id={event.order_id}",
+            event.quarantined_raw(),
+            "failed expectation(s): amount_positive",
+        )
+        for number, events in enumerate(files)
+        for event in events
+        if event.fails_amount_positive
+    )
+    assert len(refused) >= 4  # the generator makes some; none of them reaches the target
     assert per_model["customer_totals"] == list(range(len(per_model["customer_totals"])))
     quarantine = spark.read.format("delta").load(str(warehouse / "_quarantine" / "orders_merge"))
     assert {r["source"] for r in quarantine.collect()} == {"json", "expectation"}
@@ -273,7 +279,7 @@ def test_sigkill_and_restart_never_loses_or_doubles_a_batch(
     assert {
         r["batch_id"]: [(e["name"], e["action"], e["failed"]) for e in r["expectations"]]
         for r in orders_log
-    } == {b: [("amount_positive", "quarantine", per_batch[b])] for b in range(FILES // 2)}
+    } == {b: [("amount_positive", "quarantine", per_batch[b])] for b in range(batches)}
     between = [k for k in kills if "between statements" in k and "batch[0]" in k]
     report(
         f"{len(kills)} SIGKILLs ({len(between)} between two statements of a batch); quarantined "
@@ -281,6 +287,30 @@ def test_sigkill_and_restart_never_loses_or_doubles_a_batch(
         kills,
     )
     assert len(kills) == KILLS and len(between) >= 2
+
+
+def batch_of_each_file(checkpoint: Path) -> dict[str, int]:
+    """The streaming batch that read each landed file, from the query's checkpoint: the file
+    source logs the files it adds under ``sources/0/<n>`` (entries carry their ``batchId`` n,
+    also in compacted files), and ``offsets/<batch>`` ends with that source's ``logOffset``.
+    Batch b read the source entries after batch b-1's offset, up to its own."""
+    source_batch: dict[str, int] = {}
+    for log in (checkpoint / "sources" / "0").iterdir():
+        if log.name.startswith("."):
+            continue
+        for line in log.read_text().splitlines()[1:]:
+            entry = json.loads(line)
+            source_batch[Path(entry["path"]).name] = int(entry["batchId"])
+    offsets = {
+        int(log.name): json.loads(log.read_text().splitlines()[-1])["logOffset"]
+        for log in (checkpoint / "offsets").iterdir()
+        if log.name.isdigit()
+    }
+    bounds = sorted(offsets.items())  # (batch, the last source entry it read)
+    return {
+        name: next(batch for batch, last in bounds if entry <= last)
+        for name, entry in source_batch.items()
+    }
 
 
 def assert_tables_match_oracle(
