@@ -12,6 +12,7 @@ from typing import Annotated, Any
 import typer
 from rich.text import Text
 
+from runner.checkpoint_leftovers import remove_interrupted_first_batch
 from runner.checkpoint_lock import CheckpointLocks
 from runner.cli.errors import reported_errors, while_running
 from runner.cli.live import LiveBoard, live_view
@@ -122,6 +123,13 @@ def _run(
         with CheckpointLocks() as locks:
             for model in models:
                 locks.acquire(project.target.checkpoint_root, model.name)
+                checkpoint = project.target.checkpoint_for(model.name)
+                leftovers = remove_interrupted_first_batch(checkpoint)
+                if leftovers:
+                    console.print(
+                        f"{model.name}: removed {len(leftovers)} temp file(s) a killed start left "
+                        f"in {checkpoint} (no batch had been recorded yet)"
+                    )
                 unmapped = new_unmapped_columns(project, model)
                 if unmapped:
                     console.print(Text.assemble(("warning:", "yellow"), " ", unmapped))

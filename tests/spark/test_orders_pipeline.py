@@ -135,6 +135,26 @@ def test_one_run_per_file_resumes_from_checkpoint(spark: SparkSession, cli, exam
     assert spark.sql("DESCRIBE HISTORY silver.orders").count() == versions_before
 
 
+def test_a_run_killed_before_its_first_offset_write_finished_starts_again(
+    spark: SparkSession, cli, example_project
+):
+    """SIGKILL while Spark renames offsets/0 into place leaves only its temp files; Spark would
+    refuse that checkpoint as 'not empty on batch 0' for ever. The runner clears them first."""
+    offsets = example_project / "target" / "local" / "checkpoints" / "orders_merge" / "offsets"
+    offsets.mkdir(parents=True)
+    temp = ".0.0f8e2a3c-4b5d-4e6f-8a9b-0c1d2e3f4a5b.tmp"
+    (offsets / temp).write_text("v1\n")
+    (offsets / f".{temp}.crc").write_bytes(b"crc")
+    land_sample(example_project, ["001.json"])
+
+    result = cli("run", "--model", "orders_merge", "--project-dir", example_project)
+
+    assert result.exit_code == 0, result.output
+    assert "orders_merge: removed 2 temp file(s) a killed start left" in result.output
+    assert "orders_merge batch 0: 5 rows in" in result.output
+    assert sorted(p.name for p in offsets.iterdir() if not p.name.startswith(".")) == ["0"]
+
+
 TOTALS_MODEL = """{{ config(stream='orders', target='gold.customer_totals',
                     unique_key='customer_id', columns='customer_id STRING, total DECIMAL(12,2)') }}
 CREATE OR REPLACE TEMPORARY VIEW batch_totals AS
