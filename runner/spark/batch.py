@@ -49,6 +49,7 @@ def run_batch(
     *,
     query_id: str,
     on_statement: Callable[[str, int, StatementResult], None] | None = None,
+    may_be_replay: bool = True,
 ) -> BatchReport:
     """Everything one micro-batch does, on ``batch_df``'s own session: source-side work, row
     expectations, the batch view, the schema-drift policy, the model's statements (DML under
@@ -59,6 +60,10 @@ def run_batch(
     The report times each phase before the statements (``source``, ``expectations``,
     ``schema_drift``, ``render``) and each statement; ``seconds`` is the whole batch up to the
     event-log write, which cannot time itself (``runner history --timings`` derives it).
+
+    ``may_be_replay`` is False only when the caller knows Spark is not replaying the batch
+    (BatchExecutor: any batch after the first its query ran); the event-log write then skips
+    looking for the batch's row.
 
     ``foreachBatch`` calls it through BatchExecutor; model unit tests call it directly with
     batches they build, so both go through exactly this code.
@@ -112,7 +117,7 @@ def run_batch(
     finally:
         source.release()
     report.seconds = clock.elapsed()
-    record_batch(session, project.target, report, query_id)
+    record_batch(session, project.target, report, query_id, may_be_replay=may_be_replay)
     return report
 
 
@@ -184,6 +189,8 @@ class BatchExecutor:
             batch_id,
             query_id=self.query_id,
             on_statement=self.on_statement,
+            # Spark replays a batch only as the first its query runs after a start
+            may_be_replay=self.last_batch_id is None,
         )
         self.last_batch_id = batch_id
         if self.on_batch is not None:

@@ -1,5 +1,7 @@
 """Commits of a local Delta table, read from its ``_delta_log`` JSON files: which commit a
-transaction identity (``txnAppId`` / ``txnVersion``) made, when, and its operation metrics.
+transaction identity made, when, and its operation metrics. An identity is Delta's own
+(``txnAppId`` / ``txnVersion``, a ``txn`` action: the target's statements) or the runner's, kept
+as JSON in the commit's ``userMetadata`` (the event log's appends, which skip Delta's check).
 
 Pure Python over the files, newest commit first (what is looked for is recent: the commit of a
 batch Spark replays, the commits of the batches ``runner history --timings`` shows). No Spark
@@ -62,6 +64,9 @@ def read_commit(path: Path) -> Commit | None:
             transactions.add(Transaction(str(txn.get("appId")), int(txn.get("version", -1))))
         elif "commitInfo" in action:
             info = action["commitInfo"]
+    declared = declared_identity(info.get("userMetadata"))
+    if declared is not None:
+        transactions.add(declared)
     timestamp = info.get("timestamp")
     return Commit(
         version=int(path.name.split(".")[0]),
@@ -70,6 +75,24 @@ def read_commit(path: Path) -> Commit | None:
         metrics=dict(info.get("operationMetrics") or {}),
         transactions=frozenset(transactions),
     )
+
+
+def identity_metadata(txn: Transaction) -> str:
+    """The ``userMetadata`` that declares ``txn`` as a commit's identity (declared_identity
+    reads it back)."""
+    return json.dumps({"txnAppId": txn.app_id, "txnVersion": txn.version})
+
+
+def declared_identity(user_metadata: object) -> Transaction | None:
+    """The identity a commit's ``userMetadata`` declares (``{"txnAppId": ..., "txnVersion":
+    ...}``, as the event log writes it); None for anything else a user may keep there."""
+    if not isinstance(user_metadata, str) or not user_metadata.startswith("{"):
+        return None
+    try:
+        found = json.loads(user_metadata)
+        return Transaction(str(found["txnAppId"]), int(found["txnVersion"]))
+    except (ValueError, KeyError, TypeError):
+        return None
 
 
 def commit_of(table_location: Path, txn: Transaction, limit: int) -> Commit | None:

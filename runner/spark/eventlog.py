@@ -1,7 +1,13 @@
 """The event log: one row per micro-batch per model, in a Delta table beside the targets.
 
-Written inside the batch, as an idempotent Delta append (the writer's txnAppId / txnVersion), so
-a batch Spark replays after a crash still leaves exactly one row. ``runner history`` reads it.
+Written inside the batch, once per (query, model, batch), so a batch Spark replays after a crash
+still leaves exactly one row. Spark replays only the first batch a query runs after it starts,
+so only that batch looks for its row before appending (one read per query start); every other
+batch appends blindly. No row uses Delta's idempotent-write options (txnAppId / txnVersion):
+checking them makes Delta rebuild the event log's whole snapshot state on every append, about
+two thirds of the append's time (bench/results/event-log-append.md). Each append records its
+identity in the commit's ``userMetadata`` instead, where ``runner history --timings`` finds it.
+``runner history`` reads the rows.
 """
 
 from __future__ import annotations
@@ -10,9 +16,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from pyspark.sql import Row, SparkSession
+from pyspark.sql import functions as F
 
 from runner.config import TargetSpec
 from runner.spark.batch_report import BatchReport
+from runner.spark.delta_log import identity_metadata
 from runner.spark.errors import retry_on_conflict
 from runner.spark.statements import Transaction
 
@@ -36,9 +44,21 @@ def event_log_transaction(query_id: str, model: str, batch_id: int) -> Transacti
 
 
 def record_batch(
-    session: SparkSession, target: TargetSpec, report: BatchReport, query_id: str
+    session: SparkSession,
+    target: TargetSpec,
+    report: BatchReport,
+    query_id: str,
+    *,
+    may_be_replay: bool = True,
 ) -> None:
-    """Append ``report`` to the event log, at most once per (query, model, batch)."""
+    """Append ``report`` to the event log, at most once per (query, model, batch).
+
+    ``may_be_replay``: the batch is the first its query ran since it started, the only one Spark
+    can be replaying, so its row may already be there; it is looked for first. The caller that
+    knows a batch is not a replay passes False and saves that read.
+    """
+    if may_be_replay and is_recorded(session, target, report.model, query_id, report.batch_id):
+        return
     counts = report.merge_counts
     statements = [
         Row(
@@ -77,11 +97,32 @@ def record_batch(
     writer = (
         frame.write.format("delta")
         .mode("append")
-        .option("txnAppId", txn.app_id)
-        .option("txnVersion", txn.version)
+        .option("userMetadata", identity_metadata(txn))
         .option("mergeSchema", "true")  # logs from before 'recovered', 'expectations', 'phases'
     )
     retry_on_conflict(lambda: writer.save(str(event_log_location(target))))
+
+
+def is_recorded(
+    session: SparkSession, target: TargetSpec, model: str, query_id: str, batch_id: int
+) -> bool:
+    """Whether the event log holds the row of ``model``'s batch ``batch_id`` of query
+    ``query_id`` (Delta's file statistics skip every file of other batches)."""
+    location = event_log_location(target)
+    if not (location / "_delta_log").exists():
+        return False
+    rows = (
+        session.read.format("delta")
+        .load(str(location))
+        .where(
+            (F.col("model") == model)
+            & (F.col("query_id") == query_id)
+            & (F.col("batch_id") == batch_id)
+        )
+        .limit(1)
+        .collect()
+    )
+    return bool(rows)
 
 
 def ensure_event_log(spark: SparkSession, target: TargetSpec) -> None:

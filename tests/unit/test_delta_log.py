@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from runner.spark.delta_log import commit_of, commits_of
+from runner.spark.delta_log import commit_of, commits_of, identity_metadata
 from runner.spark.replay import committed_metrics
 from runner.spark.statements import Transaction
 
@@ -19,17 +19,17 @@ def write_commit(
     txn: Transaction | None = None,
     operation: str = "MERGE",
     metrics: dict[str, str] | None = None,
+    user_metadata: str | None = None,
 ) -> Path:
     """A commit file as Delta writes it: commitInfo, the txn action, then data actions."""
-    actions: list[dict] = [
-        {
-            "commitInfo": {
-                "timestamp": timestamp_ms,
-                "operation": operation,
-                "operationMetrics": metrics or {},
-            }
-        }
-    ]
+    info: dict = {
+        "timestamp": timestamp_ms,
+        "operation": operation,
+        "operationMetrics": metrics or {},
+    }
+    if user_metadata is not None:
+        info["userMetadata"] = user_metadata
+    actions: list[dict] = [{"commitInfo": info}]
     if txn is not None:
         actions.append(
             {"txn": {"appId": txn.app_id, "version": txn.version, "lastUpdated": timestamp_ms}}
@@ -58,6 +58,19 @@ def test_the_commit_of_a_transaction_is_found_among_others(tmp_path: Path) -> No
     assert commit.metrics == {"scanTimeMs": "40"}
     assert commit_of(tmp_path, Transaction("q:m:batch[1]", 8), limit=10) is None
     assert commit_of(tmp_path, wanted, limit=2) is None  # only the newest two are read
+
+
+def test_an_identity_declared_in_user_metadata_is_found_like_a_txn_action(tmp_path: Path) -> None:
+    wanted = Transaction("q:m:event_log", 3)
+    write_commit(tmp_path, 0, timestamp_ms=1_000, operation="WRITE")
+    write_commit(tmp_path, 1, timestamp_ms=2_000, user_metadata=identity_metadata(wanted))
+    write_commit(tmp_path, 2, timestamp_ms=3_000, user_metadata="nightly load by ops")
+    write_commit(tmp_path, 3, timestamp_ms=4_000, user_metadata='{"note": "not an identity"}')
+
+    commit = commit_of(tmp_path, wanted, limit=10)
+
+    assert commit is not None and (commit.version, commit.timestamp_ms) == (1, 2_000)
+    assert commit_of(tmp_path, Transaction("q:m:event_log", 4), limit=10) is None
 
 
 def test_no_log_no_commit(tmp_path: Path) -> None:
