@@ -1,0 +1,160 @@
+"""Benchmark a streaming-style MERGE with and without deletion vectors on the target.
+
+    .venv/bin/python bench/merge_dv_bench.py [--sizes 20000,1000000] [--batches 6]
+
+For each target size, two targets are built in one write (files of up to 250k rows, keys spread
+over every file), one with `delta.enableDeletionVectors`. Each then takes the same batches of
+2,000 events (80 % updates of random existing keys, 20 % new keys, 2 % deletes), persisted as
+the runner persists a batch, through the sequence-guarded MERGE the runner's merge() macro
+renders. Medians leave out the first batch. Writes bench/results/merge-dv.md with Delta's own
+operation metrics, which say where the MERGE's time went.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import os
+import random
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from pyspark.sql import DataFrame, SparkSession  # noqa: E402
+
+from runner.project import load  # noqa: E402
+from runner.spark.session import build_session  # noqa: E402
+
+RESULTS = REPO / "bench" / "results" / "merge-dv.md"
+BATCH_EVENTS = 2_000
+MERGE = """MERGE INTO delta.`{table}` AS t USING batch AS s ON t.order_id = s.order_id
+WHEN MATCHED AND s.updated_at > t.updated_at AND s.op = 'D' THEN DELETE
+WHEN MATCHED AND s.updated_at > t.updated_at THEN UPDATE SET
+  t.customer_id = s.customer_id, t.status = s.status, t.amount = s.amount,
+  t.updated_at = s.updated_at
+WHEN NOT MATCHED AND s.op <> 'D' THEN INSERT (order_id, customer_id, status, amount, updated_at)
+  VALUES (s.order_id, s.customer_id, s.status, s.amount, s.updated_at)"""
+METRICS = ("executionTimeMs", "scanTimeMs", "rewriteTimeMs", "numTargetRowsCopied")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="20000,1000000", help="target rows, comma-separated")
+    parser.add_argument("--batches", type=int, default=6, help="MERGE batches per target")
+    args = parser.parse_args()
+    sizes = [int(s) for s in args.sizes.split(",")]
+    load_before = os.getloadavg()
+    spark = build_session(load(REPO, None, {}).target, "merge-dv-bench")
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="merge-dv-bench-") as scratch:
+        for size in sizes:
+            tables = {dv: Path(scratch) / f"t{size}_{dv}" for dv in (False, True)}
+            for dv, table in tables.items():
+                build_target(spark, table, size, dv)
+            # the two targets take turns, batch by batch, so both see the same machine
+            runs = {dv: Run() for dv in tables}
+            for number in range(args.batches):
+                batch = batch_of(spark, size, number).persist()
+                batch.count()
+                batch.createOrReplaceTempView("batch")
+                for dv, table in tables.items():
+                    runs[dv].merge(spark, table)
+                batch.unpersist()
+            for dv, run in runs.items():
+                rows.append((size, dv, run.seconds, run.metrics))
+                print(f"{size:,} rows, deletion vectors {dv}: {[round(s, 2) for s in run.seconds]}")
+    spark.stop()
+    write_results(rows, load_before, os.getloadavg(), args)
+    print(RESULTS.read_text())
+
+
+def build_target(spark: SparkSession, table: Path, size: int, dv: bool) -> None:
+    spark.range(size).selectExpr(
+        "format_string('o%09d', id) AS order_id",
+        "format_string('c%05d', id % 5000) AS customer_id",
+        "'created' AS status",
+        "CAST(id % 1000 AS DECIMAL(10,2)) AS amount",
+        "TIMESTAMP'2024-01-01 00:00:00' AS updated_at",
+    ).repartition(max(1, size // 250_000)).write.format("delta").option(
+        "delta.enableDeletionVectors", str(dv).lower()
+    ).save(str(table))
+
+
+def batch_of(spark: SparkSession, size: int, number: int) -> DataFrame:
+    rng = random.Random(number)
+    events: dict[int, tuple] = {}
+    for i in range(BATCH_EVENTS):
+        key = rng.randrange(size) if rng.random() < 0.8 else size + number * BATCH_EVENTS + i
+        op = "D" if rng.random() < 0.02 else "U"
+        events[key] = (f"o{key:09d}", f"c{key % 5000:05d}", "paid", key % 97, number, op)
+    return spark.createDataFrame(
+        list(events.values()),
+        "order_id STRING, customer_id STRING, status STRING, amount INT, minute INT, op STRING",
+    ).selectExpr(
+        "order_id",
+        "customer_id",
+        "status",
+        "CAST(amount AS DECIMAL(10,2)) AS amount",
+        "TIMESTAMP'2024-01-02 00:00:00' + make_interval(0, 0, 0, 0, 0, minute, 0) AS updated_at",
+        "op",
+    )
+
+
+class Run:
+    """The MERGE walls of one target and Delta's metrics of its commits."""
+
+    def __init__(self) -> None:
+        self.seconds: list[float] = []
+        self.metrics: dict[str, list[float]] = {name: [] for name in METRICS}
+
+    def merge(self, spark: SparkSession, table: Path) -> None:
+        started = time.perf_counter()
+        spark.sql(MERGE.format(table=table)).collect()
+        self.seconds.append(time.perf_counter() - started)
+        history = spark.sql(f"DESCRIBE HISTORY delta.`{table}` LIMIT 1").collect()[0]
+        for name in METRICS:
+            self.metrics[name].append(float(history["operationMetrics"].get(name) or 0))
+
+
+def write_results(
+    rows: list, load_before: tuple, load_after: tuple, args: argparse.Namespace
+) -> None:
+    lines = []
+    walls = {(size, dv): statistics.median(seconds[1:]) for size, dv, seconds, _ in rows}
+    ratios = ", ".join(
+        f"{size:,} rows {walls[(size, True)] / walls[(size, False)]:.2f}"
+        for size in dict.fromkeys(size for size, *_ in rows)
+    )
+    for size, dv, seconds, metrics in rows:
+        med = {name: statistics.median(values[1:]) for name, values in metrics.items()}
+        lines.append(
+            f"| {size:,} | {'yes' if dv else 'no'} | {statistics.median(seconds[1:]):.2f} | "
+            f"{med['executionTimeMs']:,.0f} | {med['scanTimeMs']:,.0f} | "
+            f"{med['rewriteTimeMs']:,.0f} | {med['numTargetRowsCopied']:,.0f} |"
+        )
+    when = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    before = " ".join(f"{x:.2f}" for x in load_before)
+    after = " ".join(f"{x:.2f}" for x in load_after)
+    RESULTS.write_text(
+        "# MERGE of 2,000-event batches: with and without deletion vectors\n\n"
+        f"`.venv/bin/python bench/merge_dv_bench.py --sizes {args.sizes} --batches "
+        f"{args.batches}`, {when}, {os.cpu_count()} CPUs. Load average (1/5/15 min) before "
+        f"{before}, after {after}.\n\n"
+        "Median over batches 2 to the last; Delta's operation metrics of the same commits.\n\n"
+        "| target rows | deletion vectors | MERGE wall (s) | exec (ms) | scan (ms) | rewrite (ms) "
+        "| rows copied |\n|---|---|---|---|---|---|---|\n"
+        + "\n".join(lines)
+        + f"\n\nMERGE wall with / without deletion vectors: {ratios}. Deletion vectors "
+        "spare the copy of a touched file's unchanged rows, but add a pass over the touched files "
+        "for the matched rows' indexes and write a deletion-vector file per touched file; the "
+        "default the runner gives the targets it creates is argued in the README (Benchmarks).\n"
+    )
+
+
+if __name__ == "__main__":
+    main()
