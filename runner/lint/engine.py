@@ -29,8 +29,9 @@ from runner.project import Project, load
 from runner.selection import select_models
 from runner.sql.dialect import parse_statement
 
-# SQL -> its parse tree or its parse error: batches with the same SQL are parsed once.
-ParseCache = dict[str, tuple[Any, ParseError | TokenError | None]]
+# SQL -> its parse tree and that tree's nodes, or its parse error: batches with the same SQL
+# are parsed (and their trees walked) once.
+ParseCache = dict[str, tuple[Any, tuple[Any, ...], ParseError | TokenError | None]]
 
 # `-- noqa`, `-- noqa: DL003`, `-- noqa: DL003, DL009`. Not in a `{# #}` comment: a line that
 # ends with a Jinja tag maps to the next line in rendered SQL, so it would suppress the wrong line.
@@ -241,11 +242,12 @@ def _parse(
     # Parsed trees are shared between batches with identical SQL; rules never modify them.
     if statement.sql not in cache:
         try:
-            cache[statement.sql] = (parse_statement(statement.sql, allow_command=True), None)
+            tree = parse_statement(statement.sql, allow_command=True)
+            cache[statement.sql] = (tree, tuple(tree.walk()), None)
         except (ParseError, TokenError) as exc:
-            cache[statement.sql] = (None, exc)
-    expression, error = cache[statement.sql]
-    return ParsedStatement(statement, batch_id, expression, error)
+            cache[statement.sql] = (None, (), exc)
+    expression, nodes, error = cache[statement.sql]
+    return ParsedStatement(statement, batch_id, expression, error, nodes)
 
 
 def _model_files(project: Project, select: list[str] | None) -> list[Path]:
