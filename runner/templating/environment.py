@@ -18,6 +18,7 @@ import jinja2
 from jinja2 import nodes
 
 from runner.errors import TemplateError, TemplateRaise
+from runner.templating.code_cache import template_code_cache
 from runner.templating.macro_modules import MacroModules, defines_only_macros
 from runner.templating.sourcemap import RenderedSql, add_line_markers, strip_line_markers
 
@@ -34,16 +35,21 @@ class _Source:
 class TemplateEnvironment:
     """Compiles templates once and renders them with a context per call."""
 
-    def __init__(self, project_macro_files: list[Path]) -> None:
+    def __init__(self, project_macro_files: list[Path], keep_compiled: bool = False) -> None:
+        """``keep_compiled``: keep compiled templates between runs (code_cache.py)."""
         self._sources: dict[str, _Source] = {}
         self._macro_templates: list[str] = []
         self._macro_files_static: list[bool] = []  # per macro file: defines only macros
         self.macro_names: dict[str, Path] = {}  # macro name -> file that defines it (last wins)
+        options: dict[str, Any] = {
+            "undefined": jinja2.StrictUndefined,
+            "keep_trailing_newline": True,
+            "autoescape": False,
+        }
         self._env = jinja2.Environment(
             loader=jinja2.FunctionLoader(self._load),
-            undefined=jinja2.StrictUndefined,
-            keep_trailing_newline=True,
-            autoescape=False,
+            bytecode_cache=template_code_cache(options) if keep_compiled else None,
+            **options,
         )
         builtin_files = sorted(BUILTIN_MACRO_DIR.glob("*.sql"))
         for file in [*builtin_files, *sorted(project_macro_files)]:
