@@ -157,7 +157,7 @@ def load(
     streams, warnings = load_streams(root / paths["streams"], root)
     macro_dir = root / paths["macros"]
     macro_files = sorted(macro_dir.glob("*.sql")) if macro_dir.is_dir() else []
-    templates = TemplateEnvironment(macro_files)
+    templates = TemplateEnvironment(macro_files, keep_compiled=True)
     project = Project(
         name=name,
         root=root,

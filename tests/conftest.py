@@ -3,8 +3,10 @@
 
 from __future__ import annotations
 
+import atexit
 import os
 import shutil
+import tempfile
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -24,6 +26,13 @@ REPO = Path(__file__).resolve().parents[1]
 SHORT_LIVED_JVM_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
 SUITE_JVM_OPTIONS = "-XX:+UseSerialGC"
 os.environ.setdefault("RUNNER_JVM_OPTIONS", SHORT_LIVED_JVM_OPTIONS)
+
+# Compiled templates (runner/templating/code_cache.py) are kept for this run of the suite only:
+# its projects live in temporary directories, so their entries would never be read again.
+if "RUNNER_TEMPLATE_CACHE" not in os.environ:
+    _TEMPLATE_CACHE = tempfile.mkdtemp(prefix="runner-template-cache-")
+    os.environ["RUNNER_TEMPLATE_CACHE"] = _TEMPLATE_CACHE
+    atexit.register(shutil.rmtree, _TEMPLATE_CACHE, ignore_errors=True)
 
 ORDERS_SCHEMA = (
     "order_id STRING, customer_id STRING, status STRING, amount DECIMAL(10,2), "

@@ -4,14 +4,15 @@ this machine, for trying and testing the cluster targets (runner/local_cluster.p
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from runner.cli.errors import reported_errors
 from runner.cli.options import Debug, ProjectDir
-from runner.cli.progress import console
-from runner.local_cluster import LocalCluster
+
+if TYPE_CHECKING:  # imported where used: `runner --help` and `runner lint` load only their own
+    from runner.local_cluster import LocalCluster
 
 cluster_app = typer.Typer(
     help="A local Spark standalone cluster and Spark Connect server (loopback only). "
@@ -30,6 +31,8 @@ Directory = Annotated[
 
 
 def _cluster(project_dir: Path, directory: Path | None) -> LocalCluster:
+    from runner.local_cluster import LocalCluster
+
     return LocalCluster(directory or project_dir / "target" / "cluster")
 
 
@@ -66,6 +69,8 @@ def start(
 
     Example: runner cluster start --workers 2
     """
+    from runner.cli.progress import console
+
     with reported_errors(debug):
         cluster = _cluster(project_dir, directory)
         cluster.start(
@@ -92,6 +97,8 @@ def stop(
 
     Example: runner cluster stop
     """
+    from runner.cli.progress import console
+
     with reported_errors(debug):
         stopped = _cluster(project_dir, directory).stop()
         console.print(f"stopped: {', '.join(stopped)}" if stopped else "nothing was running")
@@ -106,6 +113,8 @@ def status(
 
     Example: runner cluster status
     """
+    from runner.cli.progress import console
+
     with reported_errors(debug):
         cluster = _cluster(project_dir, directory)
         lines = cluster.status()

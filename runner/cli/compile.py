@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from runner.artifacts import project_path, write_compiled
 from runner.cli.errors import reported_errors
 from runner.cli.options import Debug, ProjectDir, Select, Target, Vars
-from runner.cli.progress import console
-from runner.project import Project, load, parse_vars
-from runner.selection import select_models
+
+if TYPE_CHECKING:  # imported where used: `runner --help` and `runner lint` load only their own
+    from runner.project import Project
 
 
 def compile_models(
@@ -36,6 +35,11 @@ def compile_models(
 
     Example: runner compile --select orders_merge --batch-id 1
     """
+    from runner.artifacts import project_path, write_compiled
+    from runner.cli.progress import console
+    from runner.project import load, parse_vars
+    from runner.selection import select_models
+
     with reported_errors(debug):
         # With --select, another model's Jinja error does not stop the selected ones.
         project = load(project_dir, target, parse_vars(vars), tolerate_model_errors=bool(select))
@@ -50,6 +54,8 @@ def compile_models(
 def _raise_for_selected_broken_models(project: Project, select: list[str]) -> None:
     """The load error of a selected model that does not load (by name), or of a model a
     selected model refs."""
+    from runner.selection import select_models
+
     broken = {file.stem: error for file, error in project.model_errors.items()}
     terms = {
         term.lstrip("+").rstrip("+") for item in select for term in item.replace(",", " ").split()

@@ -3,19 +3,17 @@
 from __future__ import annotations
 
 import functools
-import http.server
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from runner.artifacts import project_path
 from runner.cli.errors import reported_errors
 from runner.cli.options import Debug, ProjectDir, Target, Vars
-from runner.cli.progress import console
-from runner.docs_site import History, docs_dir, generate_docs
-from runner.errors import ConfigError
-from runner.project import Project, load, parse_vars
+
+if TYPE_CHECKING:  # imported where used: `runner --help` and `runner lint` load only their own
+    from runner.docs_site import History
+    from runner.project import Project
 
 docs_app = typer.Typer(
     help="A static site of the project: lineage graph, SQL, config, tests, batch history. "
@@ -52,6 +50,11 @@ def generate(
 
     Example: runner docs generate && xdg-open target/docs/index.html
     """
+    from runner.artifacts import project_path
+    from runner.cli.progress import console
+    from runner.docs_site import generate_docs
+    from runner.project import load, parse_vars
+
     with reported_errors(debug):
         project = load(project_dir, target, parse_vars(vars))
         history = read_history(project, batches) if with_history else None
@@ -98,6 +101,14 @@ def serve(
 
     Example: runner docs serve --port 8080
     """
+    import http.server
+
+    from runner.artifacts import project_path
+    from runner.cli.progress import console
+    from runner.docs_site import docs_dir
+    from runner.errors import ConfigError
+    from runner.project import load
+
     with reported_errors(debug):
         project = load(project_dir, target)
         root = docs_dir(project)

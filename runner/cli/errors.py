@@ -8,13 +8,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 import typer
-from rich.text import Text
 
 from runner.errors import ConfigError, RunnerError, TemplateError
 from runner.target_address import TargetUnreachable
-from runner.terminal import plain_console
-
-stderr = plain_console(stderr=True, soft_wrap=True)
 
 EXIT_FAILURE = 1  # a failure while running: a batch, a statement, Spark, a busy checkpoint
 EXIT_CONFIG = 2  # a problem found before Spark runs: YAML, config(), Jinja, selection
@@ -48,5 +44,11 @@ def reported_errors(debug: bool = False) -> Iterator[None]:
     except RunnerError as exc:
         if debug:
             traceback.print_exc(file=sys.stderr)
+        # rich is imported only here, when there is an error to show
+        from rich.text import Text
+
+        from runner.terminal import plain_console
+
+        stderr = plain_console(stderr=True, soft_wrap=True)
         stderr.print(Text.assemble(("error:", "bold red"), " ", str(exc)))
         raise typer.Exit(exit_code_of(exc)) from None

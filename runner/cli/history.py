@@ -4,17 +4,17 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Literal, get_args
+from typing import TYPE_CHECKING, Annotated, Literal, get_args
 
 import typer
-from rich.table import Table
 
 from runner.choices import is_one_of
 from runner.cli.errors import EXIT_CONFIG, reported_errors
 from runner.cli.options import Debug, ProjectDir, Target
-from runner.cli.progress import console
-from runner.config import ModelSpec
-from runner.project import Project, load
+
+if TYPE_CHECKING:  # imported where used: `runner --help` and `runner lint` load only their own
+    from runner.config import ModelSpec
+    from runner.project import Project
 
 HistoryFormat = Literal["table", "json"]
 FORMATS: tuple[HistoryFormat, ...] = get_args(HistoryFormat)
@@ -52,6 +52,11 @@ def history(
 
     Example: runner history --model orders_merge --timings
     """
+    from rich.table import Table
+
+    from runner.cli.progress import console
+    from runner.project import load
+
     if not is_one_of(output, FORMATS):  # a typo must not fall back to the table silently
         typer.echo(f"error: --format must be one of {', '.join(FORMATS)}, got {output!r}", err=True)
         raise typer.Exit(EXIT_CONFIG)
@@ -100,6 +105,7 @@ def history(
 
 def _show_timings(project: Project, spec: ModelSpec, rows: list[dict], output: str) -> None:
     from runner.cli.history_timings import LEGEND, timings_json, timings_table
+    from runner.cli.progress import console
     from runner.spark.batch_timings import batch_timings, median_timings, timing_files
 
     batches = batch_timings(rows, spec.name, timing_files(project.target, spec))

@@ -11,9 +11,7 @@ import typer
 from runner.choices import is_one_of
 from runner.cli.errors import EXIT_CONFIG, reported_errors
 from runner.cli.options import Debug, ProjectDir, Select, Target, Vars
-from runner.lint import lint_project
-from runner.lint.report import FORMATS, format_result
-from runner.project import parse_vars
+from runner.lint.formats import FORMATS
 
 
 def lint(
@@ -57,6 +55,10 @@ def lint(
 
     Example: runner lint --format github
     """
+    from runner.lint import lint_project
+    from runner.lint.report import format_result
+    from runner.project import parse_vars
+
     if not is_one_of(output_format, FORMATS):
         typer.echo(
             f"error: --format must be one of {', '.join(FORMATS)}, got {output_format!r}",

@@ -3,17 +3,15 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.text import Text
 
 from runner.cli.errors import reported_errors
 from runner.cli.options import Debug, ProjectDir, Target, Vars, selected_models
-from runner.cli.progress import console
-from runner.errors import ConfigError
-from runner.project import load, parse_vars
-from runner.testing.seeds import SeedSpec, load_seeds, read_seed
+
+if TYPE_CHECKING:  # imported where used: `runner --help` and `runner lint` load only their own
+    from runner.testing.seeds import SeedSpec
 
 SeedSelect = Annotated[
     list[str] | None,
@@ -39,6 +37,12 @@ def seed(
 
     Example: runner seed --select customers
     """
+    from rich.text import Text
+
+    from runner.cli.progress import console
+    from runner.project import load, parse_vars
+    from runner.testing.seeds import load_seeds, read_seed
+
     with reported_errors(debug):
         project = load(project_dir, target, parse_vars(vars))
         seeds = _chosen(load_seeds(project), selected_models(select))
@@ -63,6 +67,8 @@ def seed(
 
 
 def _chosen(seeds: dict[str, SeedSpec], names: list[str] | None) -> dict[str, SeedSpec]:
+    from runner.errors import ConfigError
+
     unknown = [n for n in names or [] if n not in seeds]
     if unknown:
         raise ConfigError(

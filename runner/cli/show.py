@@ -6,12 +6,9 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.table import Table
 
 from runner.cli.errors import reported_errors
 from runner.cli.options import Debug, ModelName, ProjectDir, Target, Vars
-from runner.cli.progress import console
-from runner.project import load, parse_vars
 
 
 def show(
@@ -28,6 +25,11 @@ def show(
 
     Example: runner show --model orders_merge
     """
+    from rich.table import Table
+
+    from runner.cli.progress import console
+    from runner.project import load, parse_vars
+
     with reported_errors(debug):
         from runner.spark.pipeline import session_for
         from runner.spark.targets import ensure_target

@@ -7,22 +7,17 @@ import signal
 import threading
 from contextlib import nullcontext
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.text import Text
 
-from runner.checkpoint_leftovers import remove_interrupted_first_batch
-from runner.checkpoint_lock import CheckpointLocks
 from runner.cli.errors import reported_errors, while_running
-from runner.cli.live import LiveBoard, live_view
 from runner.cli.options import Debug, ProjectDir, Select, Target, Vars
-from runner.cli.progress import console, print_batch, print_statement
-from runner.config import ModelSpec, TriggerSpec
-from runner.errors import ConfigError, RunnerError
-from runner.project import Project, load, parse_vars
-from runner.selection import select_models
-from runner.stream_columns import new_unmapped_columns
+
+if TYPE_CHECKING:  # imported where used: `runner --help` and `runner lint` load only their own
+    from runner.config import ModelSpec, TriggerSpec
+    from runner.errors import RunnerError
+    from runner.project import Project
 
 Models = Annotated[
     list[str] | None,
@@ -84,6 +79,8 @@ def run(
 
     Example: runner run --model orders_merge
     """
+    from runner.config import TriggerSpec
+
     _run(
         model or [],
         select or [],
@@ -108,6 +105,16 @@ def _run(
     debug: bool,
     trigger: TriggerSpec | None = None,
 ) -> None:
+    from rich.text import Text
+
+    from runner.checkpoint_leftovers import remove_interrupted_first_batch
+    from runner.checkpoint_lock import CheckpointLocks
+    from runner.cli.progress import console
+    from runner.errors import ConfigError
+    from runner.project import load, parse_vars
+    from runner.selection import select_models
+    from runner.stream_columns import new_unmapped_columns
+
     with reported_errors(debug):
         if not model_names and not selectors:
             raise ConfigError(
@@ -144,6 +151,11 @@ def _run_models(
     verbose: bool,
     trigger: TriggerSpec | None,
 ) -> None:
+    from rich.text import Text
+
+    from runner.cli.live import LiveBoard, live_view
+    from runner.cli.progress import console, print_batch, print_statement
+    from runner.errors import RunnerError
     from runner.spark.pipeline import session_for, stream_models  # starts no JVM yet
     from runner.spark.query import Callbacks, RunningModel
 

@@ -4,19 +4,17 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.text import Text
 
-from runner.artifacts import project_path
 from runner.cli.errors import EXIT_FAILURE, reported_errors
 from runner.cli.options import Debug, ProjectDir, Target, Vars
-from runner.cli.progress import console
-from runner.project import Project, load, parse_vars
-from runner.testing.data_tests import data_test_sql
-from runner.testing.results import TestResult, TestStatus, summary_line, write_junit_xml
-from runner.testing.suite import TestSuite, load_suite, select_tests
+
+if TYPE_CHECKING:  # imported where used: `runner --help` and `runner lint` load only their own
+    from runner.project import Project
+    from runner.testing.results import TestResult
+    from runner.testing.suite import TestSuite
 
 TestSelect = Annotated[
     list[str] | None,
@@ -61,6 +59,11 @@ def run_tests(
 
     Example: runner test --select orders_merge --junit-xml target/junit.xml
     """
+    from runner.cli.progress import console
+    from runner.project import load, parse_vars
+    from runner.testing.results import summary_line, write_junit_xml
+    from runner.testing.suite import load_suite, select_tests
+
     now = datetime.now(UTC).replace(tzinfo=None)
     with reported_errors(debug):
         project = load(project_dir, target, parse_vars(vars))
@@ -85,6 +88,11 @@ def run_tests(
 
 
 def _print_result(result: TestResult) -> None:
+    from rich.text import Text
+
+    from runner.cli.progress import console
+    from runner.testing.results import TestStatus
+
     label: dict[TestStatus, tuple[str, str]] = {
         "pass": ("PASS", "green"),
         "fail": ("FAIL", "red"),
@@ -103,6 +111,9 @@ def _print_result(result: TestResult) -> None:
 
 
 def _print_sql(project: Project, suite: TestSuite, now: datetime) -> None:
+    from runner.artifacts import project_path
+    from runner.testing.data_tests import data_test_sql
+
     for test in suite.data_tests:
         where = project_path(project, test.file)
         typer.echo(f"-- {test.name}: {test.kind} on {test.model} ({where}:{test.line})")

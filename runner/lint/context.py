@@ -30,6 +30,13 @@ class ParsedStatement:
     batch_id: int | None  # None for set-up statements
     expression: exp.Expression | None
     error: ParseError | TokenError | None = None
+    # every node of ``expression``, breadth first (the order of find_all): walked once, when
+    # the statement is parsed, for all the rules (see ``ModelContext.expressions``)
+    nodes: tuple[exp.Expr, ...] = field(default=(), repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if self.expression is not None and not self.nodes:
+            object.__setattr__(self, "nodes", tuple(self.expression.walk()))
 
     @property
     def sql(self) -> str:
@@ -70,8 +77,8 @@ class ModelContext:
     def expressions(self, kind: type[E]) -> Iterator[tuple[ParsedStatement, E]]:
         """Every node of type ``kind`` in every parsed statement, with its statement."""
         for parsed in self.statements():
-            if parsed.expression is not None:
-                for node in parsed.expression.find_all(kind):
+            for node in parsed.nodes:
+                if isinstance(node, kind):
                     yield parsed, node
 
     # -- locations ----------------------------------------------------------------------------

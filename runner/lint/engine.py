@@ -10,6 +10,7 @@ import time
 from collections.abc import Mapping
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -23,14 +24,16 @@ from runner.lint.base import ERROR, WARNING, Rule, Violation
 from runner.lint.context import ModelContext, ParsedStatement
 from runner.lint.jinja_scan import scan_template
 from runner.lint.rules import all_rules
+from runner.lint.two_processes import in_two_processes
 from runner.logs import logger_level
 from runner.model_sql import CompiledStatement, compile_batch, compile_setup, relative_location
 from runner.project import Project, load
 from runner.selection import select_models
 from runner.sql.dialect import parse_statement
 
-# SQL -> its parse tree or its parse error: batches with the same SQL are parsed once.
-ParseCache = dict[str, tuple[Any, ParseError | TokenError | None]]
+# SQL -> its parse tree and that tree's nodes, or its parse error: batches with the same SQL
+# are parsed (and their trees walked) once.
+ParseCache = dict[str, tuple[Any, tuple[Any, ...], ParseError | TokenError | None]]
 
 # `-- noqa`, `-- noqa: DL003`, `-- noqa: DL003, DL009`. Not in a `{# #}` comment: a line that
 # ends with a Jinja tag maps to the next line in rendered SQL, so it would suppress the wrong line.
@@ -90,31 +93,25 @@ def lint_loaded(
     started = time.perf_counter() if started is None else started
     rules = active_rules(project.lint)
     files = _model_files(project, select)
-    cache: ParseCache = {}
     violations: set[Violation] = set()
     statements = 0
-    with _quiet_sqlglot():
-        contexts = [_safe_context(project, file, cache) for file in files]
-    analysis: dict[Path, list[Violation]] = {}  # from `--analyze`, else empty
-    if analyzer is not None:
+    if analyzer is None:
+        # each model's findings depend on it and the loaded project only: two processes
+        for found, counted in in_two_processes(partial(_lint_files, project, rules), files):
+            violations.update(found)
+            statements += counted
+    else:
+        cache: ParseCache = {}
+        with _quiet_sqlglot():
+            contexts = [_safe_context(project, file, cache) for file in files]
         plans = [plan for plan in map(plan_analysis, contexts) if plan is not None]
         analysis = analysis_violations(contexts, analyzer(project, plans))
-    with _quiet_sqlglot():
-        for context in contexts:
-            statements += sum(1 for _ in context.statements())
-            suppressed = noqa_lines(context.source)
-            for rule, severity in rules:
-                for violation in _safe_check(rule, context):
-                    if violation.code == INTERNAL_CODE:
-                        violations.add(violation)  # a linter bug: never suppressed
-                    elif not _is_suppressed(violation, suppressed):
-                        violations.add(replace(violation, severity=severity))
-            for violation in analysis.get(context.file, []):
-                if violation.code in project.lint.disable:
-                    continue
-                if not _is_suppressed(violation, suppressed):
-                    severity = project.lint.severity.get(violation.code, violation.severity)
-                    violations.add(replace(violation, severity=severity))
+        with _quiet_sqlglot():
+            for context in contexts:
+                statements += sum(1 for _ in context.statements())
+                violations.update(
+                    _check_context(project, context, rules, analysis.get(context.file, []))
+                )
     if not select:
         for rule, severity in rules:
             for violation in rule.check_project(project):
@@ -126,6 +123,46 @@ def lint_loaded(
         statements=statements,
         seconds=time.perf_counter() - started,
     )
+
+
+def _lint_files(
+    project: Project, rules: list[tuple[Rule, str]], files: list[Path]
+) -> tuple[list[Violation], int]:
+    """The findings of the rules in ``files`` and how many statements they hold."""
+    cache: ParseCache = {}
+    found: list[Violation] = []
+    statements = 0
+    with _quiet_sqlglot():
+        for file in files:
+            context = _safe_context(project, file, cache)
+            statements += sum(1 for _ in context.statements())
+            found.extend(_check_context(project, context, rules, []))
+    return found, statements
+
+
+def _check_context(
+    project: Project,
+    context: ModelContext,
+    rules: list[tuple[Rule, str]],
+    analysis: list[Violation],
+) -> list[Violation]:
+    """The rules' findings in one model, and ``analysis`` (from ``--analyze``), after
+    project.yml's severities and ``disable`` and the model's ``-- noqa`` comments."""
+    found = []
+    suppressed = noqa_lines(context.source)
+    for rule, severity in rules:
+        for violation in _safe_check(rule, context):
+            if violation.code == INTERNAL_CODE:
+                found.append(violation)  # a linter bug: never suppressed
+            elif not _is_suppressed(violation, suppressed):
+                found.append(replace(violation, severity=severity))
+    for violation in analysis:
+        if violation.code in project.lint.disable:
+            continue
+        if not _is_suppressed(violation, suppressed):
+            severity = project.lint.severity.get(violation.code, violation.severity)
+            found.append(replace(violation, severity=severity))
+    return found
 
 
 def active_rules(settings: LintSettings) -> list[tuple[Rule, str]]:
@@ -241,11 +278,12 @@ def _parse(
     # Parsed trees are shared between batches with identical SQL; rules never modify them.
     if statement.sql not in cache:
         try:
-            cache[statement.sql] = (parse_statement(statement.sql, allow_command=True), None)
+            tree = parse_statement(statement.sql, allow_command=True)
+            cache[statement.sql] = (tree, tuple(tree.walk()), None)
         except (ParseError, TokenError) as exc:
-            cache[statement.sql] = (None, exc)
-    expression, error = cache[statement.sql]
-    return ParsedStatement(statement, batch_id, expression, error)
+            cache[statement.sql] = (None, (), exc)
+    expression, nodes, error = cache[statement.sql]
+    return ParsedStatement(statement, batch_id, expression, error, nodes)
 
 
 def _model_files(project: Project, select: list[str] | None) -> list[Path]:

@@ -5,13 +5,10 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Literal, get_args
 
 from runner.lint.base import ERROR, Violation
 from runner.lint.engine import LintResult
-
-OutputFormat = Literal["text", "json", "github"]
-FORMATS: tuple[OutputFormat, ...] = get_args(OutputFormat)
+from runner.lint.formats import OutputFormat
 
 
 def display_path(result: LintResult, violation: Violation, cwd: Path | None = None) -> str:

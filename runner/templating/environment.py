@@ -18,6 +18,8 @@ import jinja2
 from jinja2 import nodes
 
 from runner.errors import TemplateError, TemplateRaise
+from runner.templating.code_cache import template_code_cache
+from runner.templating.macro_modules import MacroModules, defines_only_macros
 from runner.templating.sourcemap import RenderedSql, add_line_markers, strip_line_markers
 
 BUILTIN_MACRO_DIR = Path(__file__).resolve().parent.parent / "macros"
@@ -30,33 +32,31 @@ class _Source:
     is_model: bool
 
 
-class _MacroRef:
-    """Stands in for a macro until every macro file of this render has been loaded."""
-
-    def __init__(self, registry: dict[str, Any], name: str) -> None:
-        self._registry = registry
-        self._name = name
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return self._registry[self._name](*args, **kwargs)
-
-
 class TemplateEnvironment:
     """Compiles templates once and renders them with a context per call."""
 
-    def __init__(self, project_macro_files: list[Path]) -> None:
+    def __init__(self, project_macro_files: list[Path], keep_compiled: bool = False) -> None:
+        """``keep_compiled``: keep compiled templates between runs (code_cache.py)."""
         self._sources: dict[str, _Source] = {}
         self._macro_templates: list[str] = []
+        self._macro_files_static: list[bool] = []  # per macro file: defines only macros
         self.macro_names: dict[str, Path] = {}  # macro name -> file that defines it (last wins)
+        options: dict[str, Any] = {
+            "undefined": jinja2.StrictUndefined,
+            "keep_trailing_newline": True,
+            "autoescape": False,
+        }
         self._env = jinja2.Environment(
             loader=jinja2.FunctionLoader(self._load),
-            undefined=jinja2.StrictUndefined,
-            keep_trailing_newline=True,
-            autoescape=False,
+            bytecode_cache=template_code_cache(options) if keep_compiled else None,
+            **options,
         )
         builtin_files = sorted(BUILTIN_MACRO_DIR.glob("*.sql"))
         for file in [*builtin_files, *sorted(project_macro_files)]:
             self._add_macro_file(file)
+        self._macros = MacroModules(
+            self._env, self._macro_templates, self._macro_files_static, list(self.macro_names)
+        )
 
     # -- registration -----------------------------------------------------------------------
 
@@ -79,6 +79,7 @@ class TemplateEnvironment:
         for macro in tree.find_all(nodes.Macro):
             self.macro_names[macro.name] = file
         self._macro_templates.append(template_name)
+        self._macro_files_static.append(defines_only_macros(tree))
 
     def _load(self, template_name: str) -> tuple[str, str, Any] | None:
         source = self._sources.get(template_name)
@@ -92,9 +93,9 @@ class TemplateEnvironment:
         """Render a model with ``context`` plus every macro; map errors to file and line."""
         source = self._sources[template_name]
         try:
-            full_context = self._bind_macros(context)
-            template = self._env.get_template(template_name)
-            output = template.render(full_context)
+            with self._macros.bound(context) as full_context:
+                template = self._env.get_template(template_name)
+                output = template.render(full_context)
         except Exception as exc:  # noqa: BLE001 - every failure becomes a located TemplateError
             raise self._located_error(exc, source.file) from exc
         return strip_line_markers(output)
@@ -104,21 +105,10 @@ class TemplateEnvironment:
         if name not in self.macro_names:
             raise TemplateError(f"no macro named '{name}'")
         try:
-            full_context = self._bind_macros(context)
-            return str(full_context[name](*args, **kwargs))
+            with self._macros.bound(context) as full_context:
+                return str(full_context[name](*args, **kwargs))
         except Exception as exc:  # noqa: BLE001
             raise self._located_error(exc, self.macro_names[name]) from exc
-
-    def _bind_macros(self, context: Mapping[str, Any]) -> dict[str, Any]:
-        registry: dict[str, Any] = {}
-        full = {**context, **{name: _MacroRef(registry, name) for name in self.macro_names}}
-        for template_name in self._macro_templates:
-            module = self._env.get_template(template_name).make_module(full)
-            for name in dir(module):
-                value = getattr(module, name)
-                if isinstance(value, jinja2.runtime.Macro):
-                    registry[name] = value
-        return full
 
     def _located_error(self, exc: Exception, file: Path) -> TemplateError:
         if isinstance(exc, TemplateError):

@@ -58,6 +58,29 @@ def test_a_bad_model_stops_the_command_before_pyspark_is_imported(project_factor
     assert "bad.sql:2: Jinja syntax error" in done.stderr
 
 
+def test_the_cli_imports_only_what_the_command_run_needs(example_project) -> None:
+    """Loading the CLI imports no SQL parser, template engine, YAML reader or terminal library;
+    `runner lint` then imports what linting needs, and neither pyspark nor rich."""
+    code = (
+        "import sys\n"
+        "from runner.cli.app import app\n"
+        "def loaded():\n"
+        "    return sorted({m.split('.')[0] for m in sys.modules} & {*heavy, *needed})\n"
+        "heavy = ('pyspark', 'py4j', 'delta', 'rich', 'http')\n"
+        "needed = ('sqlglot', 'jinja2', 'yaml')\n"
+        "print(loaded())\n"
+        "try:\n"
+        f"    app(['lint', '-p', {str(example_project)!r}])\n"
+        "except SystemExit as exit:\n"
+        "    assert exit.code == 0, exit.code\n"
+        "print(loaded())\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[0] == "[]"
+    assert done.stdout.splitlines()[-1] == "['jinja2', 'sqlglot', 'yaml']"
+
+
 def test_unknown_model_exits_2_and_lists_models(example_project) -> None:
     result = runner.invoke(app, ["run", "-m", "nope", "-p", str(example_project)])
     assert result.exit_code == 2
@@ -85,7 +108,7 @@ def test_a_failing_statement_prints_intact_through_the_cli(project_factory, monk
     ``:cd:`` into a disc."""
     from pathlib import Path
 
-    import runner.cli.compile as compile_command
+    from runner import artifacts  # runner compile imports write_compiled from it as it runs
     from runner.model_sql import CompiledStatement
     from runner.spark.statements import statement_error
 
@@ -101,7 +124,7 @@ def test_a_failing_statement_prints_intact_through_the_cli(project_factory, monk
     def fail(*args: object, **kwargs: object) -> list[Path]:
         raise error
 
-    monkeypatch.setattr(compile_command, "write_compiled", fail)
+    monkeypatch.setattr(artifacts, "write_compiled", fail)
     result = runner.invoke(app, ["compile", "--project-dir", str(project_factory({}))])
     assert result.exit_code == 1
     lines = result.stderr.splitlines()
