@@ -5,8 +5,10 @@ statements (``BATCH_PHASES``), each statement, and the whole (``seconds``). What
 the row is written cannot be in the row; it is derived here, once per history call and never
 on a batch's path, from files that exist anyway:
 
-- event log: the event log's own Delta commit of the batch, found by its idempotent-write
-  identity; its commitInfo timestamp minus the end of the batch (``started_at + seconds``);
+- event log: the event log's own Delta commit of the batch, found by the identity the commit
+  declares in its userMetadata (a txn action, for rows written before the event log stopped
+  using Delta's idempotent-write check); its commitInfo timestamp minus the end of the batch
+  (``started_at + seconds``);
 - checkpoint: the modification time of ``<checkpoint>/commits/<batch_id>``, which Spark writes
   once foreachBatch has returned, minus that commit's timestamp;
 - Delta's part of each DML statement: the operationMetrics times of the statement's commit to
