@@ -25,6 +25,7 @@ sys.path.insert(0, str(REPO))
 
 from pyspark.sql import SparkSession  # noqa: E402
 
+from bench.upsert.processes import load_average  # noqa: E402
 from runner.project import load  # noqa: E402
 from runner.spark.delta_log import identity_metadata  # noqa: E402
 from runner.spark.eventlog import EVENT_LOG_SCHEMA, event_log_transaction  # noqa: E402
@@ -42,7 +43,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--appends", type=int, default=40, help="appends of each kind")
     args = parser.parse_args()
-    load_before = os.getloadavg()
+    load_before = load_average()
     spark = build_session(load(REPO, None, {}).target, "event-log-bench")
     seconds: dict[str, list[float]] = {kind: [] for kind in KINDS}
     with tempfile.TemporaryDirectory(prefix="event-log-bench-") as scratch:
@@ -54,7 +55,7 @@ def main() -> None:
                 seconds[kind].append(append_one(spark, table, kind, batch_id))
             print(f"append {batch_id + 1}/{args.appends}", end="\r", flush=True)
     spark.stop()
-    write_results(seconds, load_before, os.getloadavg(), args.appends)
+    write_results(seconds, load_before, load_average(), args.appends)
     print(RESULTS.read_text())
 
 
@@ -74,8 +75,8 @@ def append_one(spark: SparkSession, table: Path, kind: str, batch_id: int) -> fl
 
 def write_results(
     seconds: dict[str, list[float]],
-    load_before: tuple[float, float, float],
-    load_after: tuple[float, float, float],
+    load_before: str,
+    load_after: str,
     appends: int,
 ) -> None:
     medians = {kind: statistics.median(values[WARM_UP:]) for kind, values in seconds.items()}
@@ -85,12 +86,11 @@ def write_results(
         for kind, values in seconds.items()
     ]
     when = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
-    loads = " ".join(f"{x:.2f}" for x in load_before), " ".join(f"{x:.2f}" for x in load_after)
     RESULTS.write_text(
         "# Event-log append: Delta's idempotent-write check vs a declared identity\n\n"
         f"`.venv/bin/python bench/event_log_bench.py --appends {appends}`, {when}, "
         f"{os.cpu_count()} CPUs, Python {platform.python_version()}. Load average (1/5/15 min) "
-        f"before {loads[0]}, after {loads[1]}.\n\n"
+        f"before {load_before}, after {load_after}.\n\n"
         f"One row per append into an event log of the runner's schema, the two kinds alternating; "
         f"medians over appends {WARM_UP + 1} to {appends} of each.\n\n"
         "| append | median (ms) | min (ms) | max (ms) |\n|---|---|---|---|\n"

@@ -27,6 +27,7 @@ sys.path.insert(0, str(REPO))
 
 from pyspark.sql import DataFrame, SparkSession  # noqa: E402
 
+from bench.upsert.processes import load_average  # noqa: E402
 from runner.project import load  # noqa: E402
 from runner.spark.session import build_session  # noqa: E402
 
@@ -48,7 +49,7 @@ def main() -> None:
     parser.add_argument("--batches", type=int, default=6, help="MERGE batches per target")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
-    load_before = os.getloadavg()
+    load_before = load_average()
     spark = build_session(load(REPO, None, {}).target, "merge-dv-bench")
     rows = []
     with tempfile.TemporaryDirectory(prefix="merge-dv-bench-") as scratch:
@@ -69,7 +70,7 @@ def main() -> None:
                 rows.append((size, dv, run.seconds, run.metrics))
                 print(f"{size:,} rows, deletion vectors {dv}: {[round(s, 2) for s in run.seconds]}")
     spark.stop()
-    write_results(rows, load_before, os.getloadavg(), args)
+    write_results(rows, load_before, load_average(), args)
     print(RESULTS.read_text())
 
 
@@ -121,9 +122,7 @@ class Run:
             self.metrics[name].append(float(history["operationMetrics"].get(name) or 0))
 
 
-def write_results(
-    rows: list, load_before: tuple, load_after: tuple, args: argparse.Namespace
-) -> None:
+def write_results(rows: list, load_before: str, load_after: str, args: argparse.Namespace) -> None:
     lines = []
     walls = {(size, dv): statistics.median(seconds[1:]) for size, dv, seconds, _ in rows}
     ratios = ", ".join(
@@ -138,13 +137,11 @@ def write_results(
             f"{med['rewriteTimeMs']:,.0f} | {med['numTargetRowsCopied']:,.0f} |"
         )
     when = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
-    before = " ".join(f"{x:.2f}" for x in load_before)
-    after = " ".join(f"{x:.2f}" for x in load_after)
     RESULTS.write_text(
         "# MERGE of 2,000-event batches: with and without deletion vectors\n\n"
         f"`.venv/bin/python bench/merge_dv_bench.py --sizes {args.sizes} --batches "
         f"{args.batches}`, {when}, {os.cpu_count()} CPUs. Load average (1/5/15 min) before "
-        f"{before}, after {after}.\n\n"
+        f"{load_before}, after {load_after}.\n\n"
         "Median over batches 2 to the last; Delta's operation metrics of the same commits.\n\n"
         "| target rows | deletion vectors | MERGE wall (s) | exec (ms) | scan (ms) | rewrite (ms) "
         "| rows copied |\n|---|---|---|---|---|---|---|\n"
