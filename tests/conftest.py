@@ -164,11 +164,26 @@ PROCESS_GROUPS = {
 }
 
 
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+@pytest.hookimpl(wrapper=True)  # around pytest-xdist's own hook, which reads the groups
+def pytest_collection_modifyitems(
+    config: pytest.Config, items: list[pytest.Item]
+) -> Iterator[None]:
+    grouped = []
     for item in items:
         group = PROCESS_GROUPS.get(item.path.parent.name) or PROCESS_GROUPS.get(item.path.name)
         if group is not None and item.path.parent.name != "unit":
             item.add_marker(pytest.mark.xdist_group(group))
+            grouped.append(item)
+    yield
+    # pytest-xdist marks a grouped test by suffixing its node id; a pytest it does not know can
+    # drop that silently (9.2 did), and each worker then starts its own servers
+    if getattr(config.option, "loadgroup", False):
+        lost = [item.nodeid for item in grouped if "@" not in item.nodeid]
+        if lost:
+            raise pytest.UsageError(
+                f"--dist loadgroup did not group {len(lost)} tests (e.g. {lost[0]}): use the "
+                "pytest and pytest-xdist versions pinned in pyproject.toml"
+            )
 
 
 Report = Callable[[str, list[str]], None]
