@@ -1,6 +1,7 @@
-"""One local cluster for the whole session: a standalone master, one worker and a Spark Connect
+"""One local cluster for this folder's tests: a standalone master, one worker and a Spark Connect
 server, started by the project's own `runner cluster` code from the installed pyspark on free
-loopback ports, and stopped by PID at the end."""
+loopback ports, and stopped by PID after the folder's last test (they run one after another on
+one pytest-xdist worker), so its JVMs do not sit idle beside the rest of the suite."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from runner.local_cluster import LocalCluster
 RUNNER = str(Path(sys.executable).parent / "runner")
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def local_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalCluster]:
     os.environ["RUNNER_CLUSTER_TIED"] = "1"  # its processes die with the test run
     cluster = LocalCluster(tmp_path_factory.mktemp("cluster"))

@@ -1,6 +1,7 @@
 """Exactly-once off the local JVM: the crash test of tests/spark/test_crash_recovery.py (SIGKILL
-`runner stream`, restart, drain, compare with the oracle) on the standalone cluster and over
-Spark Connect, where the Connect server itself is also SIGKILLed and restarted once.
+`runner stream`, restart, drain, compare with the oracle) on the standalone cluster, where the
+batches run on executor JVMs the worker starts, and over Spark Connect, where the Connect server
+itself is also SIGKILLed and restarted once.
 
 Fewer, smaller than the local test (CI time): 8 files, 2 runner kills per target.
 """
@@ -11,6 +12,7 @@ import os
 import random
 import re
 import signal
+import threading
 import time
 from pathlib import Path
 
@@ -31,6 +33,7 @@ from tests.spark.test_crash_recovery import (
 FILES = 8
 KILLS = 2
 ANY_BATCH = re.compile(r"batch \d+: \d+ rows in")
+EXECUTOR_CLASS = "CoarseGrainedExecutorBackend"
 
 
 def test_sigkill_on_standalone_cluster(
@@ -47,8 +50,20 @@ def test_sigkill_on_standalone_cluster(
         example_project, "orders_merge+", "orders_merge", KILLS, random.Random(SEED)
     )
     producer.join()
-    runner(example_project, "run", "--select", "orders_merge+")
+    workers = {pid for name, pid in local_cluster.pids().items() if name.startswith("worker")}
+    stop, executors = threading.Event(), {}
+    watcher = threading.Thread(target=watch_executors, args=(workers, stop, executors))
+    watcher.start()
+    try:
+        drain = runner(example_project, "run", "--select", "orders_merge+")
+    finally:
+        stop.set()
+        watcher.join()
 
+    assert f"(target cluster, {local_cluster.master_url})" in drain.stdout
+    # the batches ran on executors: JVMs the worker started, not the runner's own process
+    assert executors, "no executor process was started by the worker"
+    assert all("spark://CoarseGrainedScheduler@" in c for c in executors.values())
     assert_tables_match_oracle(spark, example_project / "target" / "cluster" / "warehouse", files)
     report(f"standalone cluster, {len(kills)} SIGKILLs of the runner (driver):", kills)
 
@@ -87,3 +102,25 @@ def test_sigkill_over_connect_client_and_server(
 
     assert_tables_match_oracle(spark, example_project / "target" / "connect" / "warehouse", files)
     report(f"Spark Connect, {KILLS} SIGKILLs of the client, 1 of the server:", kills)
+
+
+def processes() -> dict[int, tuple[int, str]]:
+    """pid -> (parent pid, command line) of every process on the machine."""
+    found = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+                parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
+                continue
+            found[int(entry.name)] = (parent, command)
+    return found
+
+
+def watch_executors(workers: set[int], stop: threading.Event, seen: dict[int, str]) -> None:
+    """Record the executor JVMs the workers start while ``stop`` is not set."""
+    while not stop.wait(0.5):
+        for pid, (parent, command) in processes().items():
+            if parent in workers and EXECUTOR_CLASS in command:
+                seen[pid] = command

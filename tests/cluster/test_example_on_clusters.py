@@ -1,13 +1,13 @@
-"""The example project, unchanged but for its target, on a standalone cluster and over Spark
-Connect: the same two tables as on local[*] (tests/spark/test_orders_pipeline.py's expectation);
-history, seed and test over Connect."""
+"""The example project, unchanged but for its target, over Spark Connect: the same two tables as
+on local[*] (tests/spark/test_orders_pipeline.py's expectation); Ctrl-C, history, seed and test
+over Connect. On the standalone cluster the example runs in
+tests/cluster/test_cluster_crashes.py, where its tables are compared with an oracle."""
 
 from __future__ import annotations
 
 import json
 import re
 import signal
-import threading
 from decimal import Decimal
 from pathlib import Path
 
@@ -25,29 +25,6 @@ EXPECTED_TOTALS = [
     ("c2", 1, Decimal("25.50")),
     ("c3", 1, Decimal("5.00")),
 ]
-EXECUTOR_CLASS = "CoarseGrainedExecutorBackend"
-
-
-def processes() -> dict[int, tuple[int, str]]:
-    """pid -> (parent pid, command line) of every process on the machine."""
-    found = {}
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
-                parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
-            except (OSError, ValueError, IndexError):
-                continue
-            found[int(entry.name)] = (parent, command)
-    return found
-
-
-def watch_executors(workers: set[int], stop: threading.Event, seen: dict[int, str]) -> None:
-    """Record the executor JVMs the workers start while ``stop`` is not set."""
-    while not stop.wait(0.5):
-        for pid, (parent, command) in processes().items():
-            if parent in workers and EXECUTOR_CLASS in command:
-                seen[pid] = command
 
 
 def check_example_tables(spark: SparkSession, warehouse: Path) -> None:
@@ -56,32 +33,6 @@ def check_example_tables(spark: SparkSession, warehouse: Path) -> None:
     assert table_rows(spark, warehouse / "gold" / "customer_totals", "customer_id") == (
         EXPECTED_TOTALS
     )
-
-
-def test_example_on_standalone_cluster(
-    spark: SparkSession, example_project: Path, local_cluster: LocalCluster
-) -> None:
-    add_targets(example_project, local_cluster, default="cluster")
-    land_sample(example_project, SAMPLES)
-    workers = {pid for name, pid in local_cluster.pids().items() if name.startswith("worker")}
-    stop, executors = threading.Event(), {}
-    watcher = threading.Thread(target=watch_executors, args=(workers, stop, executors))
-    watcher.start()
-    try:
-        result = runner(example_project, "run", "--select", "orders_merge+")
-    finally:
-        stop.set()
-        watcher.join()
-
-    print(result.stdout)
-    assert f"(target cluster, {local_cluster.master_url})" in result.stdout
-    assert "orders_merge batch 0: 5 rows in; inserted 3, updated 0, deleted 0" in result.stdout
-    # the batches ran on executors: JVMs the worker started, not the runner's own process
-    assert executors, "no executor process was started by the worker"
-    assert all("spark://CoarseGrainedScheduler@" in c for c in executors.values())
-    check_example_tables(spark, example_project / "target" / "cluster" / "warehouse")
-    # `runner history` / `seed` / `test` run the same code on both targets; they are checked
-    # over Connect below (on standalone each would start another application: ~1 min here)
 
 
 def test_example_over_spark_connect(
