@@ -176,14 +176,23 @@ def pytest_collection_modifyitems(
             grouped.append(item)
     yield
     # pytest-xdist marks a grouped test by suffixing its node id; a pytest it does not know can
-    # drop that silently (9.2 did), and each worker then starts its own servers
+    # drop that silently (9.2 did), and each worker then starts its own servers. Such a test
+    # fails before its fixtures start anything, saying why.
     if getattr(config.option, "loadgroup", False):
-        lost = [item.nodeid for item in grouped if "@" not in item.nodeid]
-        if lost:
-            raise pytest.UsageError(
-                f"--dist loadgroup did not group {len(lost)} tests (e.g. {lost[0]}): use the "
-                "pytest and pytest-xdist versions pinned in pyproject.toml"
-            )
+        for item in grouped:
+            if "@" not in item.nodeid:
+                item.add_marker(pytest.mark.ungrouped)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    if item.get_closest_marker("ungrouped") is not None:
+        pytest.fail(
+            f"pytest {pytest.__version__} with this pytest-xdist did not put the test in its "
+            "--dist loadgroup group: install the pytest and pytest-xdist versions pinned in "
+            "pyproject.toml (bash scripts/bootstrap.sh does)",
+            pytrace=False,
+        )
 
 
 Report = Callable[[str, list[str]], None]
