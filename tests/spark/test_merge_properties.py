@@ -14,7 +14,7 @@ from collections.abc import Iterator
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from pyspark.sql import SparkSession
+from pyspark.sql import DataFrame, SparkSession
 
 from runner import project as project_loader
 from runner.project import Project
@@ -144,23 +144,28 @@ def report_examples() -> Iterator[None]:
     print(f"\nhypothesis examples run: {EXAMPLES_RUN}")
 
 
-def run_events(
-    spark: SparkSession, project: Project, model_name: str, batches: list[list[Event]]
-) -> list[tuple]:
-    """A fresh target, every batch through run_batch, the target's rows sorted."""
+def apply_batches(
+    spark: SparkSession, project: Project, model_name: str, batches: list[list], schema: str
+) -> DataFrame:
+    """A fresh target, every batch (rows of ``schema``) through run_batch as one query's
+    batches; returns the target table."""
     model = project.model(model_name)
     reset_model(spark, project, model)
     ensure_target(spark, project, model)
     query_id = str(uuid.uuid4())
-    for batch_id, events in enumerate(batches):
-        batch_df = spark.createDataFrame(events, EVENTS_SCHEMA)
+    for batch_id, rows in enumerate(batches):
+        batch_df = spark.createDataFrame(rows, schema)
         # as in a stream: only the first batch after a start can be one Spark replays
         run_batch(project, model, batch_df, batch_id, query_id=query_id, may_be_replay=not batch_id)
-    columns = spark.table(model.target_table).columns
-    order = ["id", "seq"]
-    return [
-        tuple(r) for r in spark.table(model.target_table).select(columns).orderBy(order).collect()
-    ]
+    return spark.table(model.target_table)
+
+
+def run_events(
+    spark: SparkSession, project: Project, model_name: str, batches: list[list[Event]]
+) -> list[tuple]:
+    """A fresh target, every batch through run_batch, the target's rows sorted."""
+    table = apply_batches(spark, project, model_name, batches, EVENTS_SCHEMA)
+    return [tuple(r) for r in table.orderBy("id", "seq").collect()]
 
 
 @PROPERTY_SETTINGS
@@ -362,14 +367,7 @@ def wide_project(tmp_path_factory: pytest.TempPathFactory) -> Project:
 def run_wide(
     spark: SparkSession, project: Project, model_name: str, batches: list[list[Wide]]
 ) -> list[tuple]:
-    model = project.model(model_name)
-    reset_model(spark, project, model)
-    ensure_target(spark, project, model)
-    query_id = str(uuid.uuid4())
-    for batch_id, events in enumerate(batches):
-        batch_df = spark.createDataFrame(events, WIDE_SCHEMA)
-        run_batch(project, model, batch_df, batch_id, query_id=query_id, may_be_replay=not batch_id)
-    table = spark.table(model.target_table)
+    table = apply_batches(spark, project, model_name, batches, WIDE_SCHEMA)
     order = ["id", "valid_from"] if "valid_from" in table.columns else ["id"]
     return [tuple(r) for r in table.orderBy(order).collect()]
 
