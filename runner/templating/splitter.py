@@ -2,9 +2,21 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from runner.errors import TemplateError
+
+# what the scans stop at: a quote, a comment's start or a statement's end (all else is skipped
+# by the regex engine, not by a Python loop over characters)
+_SPECIAL = re.compile(r"['\"`;]|--|/\*")
+# inside a quote: the closing quote, or an escape to step over (``\x`` in strings, a doubled
+# backtick in identifiers)
+_QUOTED_END = {
+    "'": re.compile(r"\\.|'", re.DOTALL),
+    '"': re.compile(r'\\.|"', re.DOTALL),
+    "`": re.compile(r"``|`"),
+}
 
 
 @dataclass(frozen=True)
@@ -31,26 +43,23 @@ def split_statements(sql: str) -> list[SqlStatement]:
     statements: list[SqlStatement] = []
     start = 0
     i = 0
-    n = len(sql)
-    while i < n:
-        ch = sql[i]
-        if ch in ("'", '"', "`"):
-            i = _skip_quoted(sql, i)
-        elif sql.startswith("--", i):
-            newline = sql.find("\n", i)
-            i = n if newline < 0 else newline
-        elif sql.startswith("/*", i):
-            close = sql.find("*/", i + 2)
+    while found := _SPECIAL.search(sql, i):
+        token, at = found.group(), found.start()
+        if token == ";":
+            _append(statements, sql, start, at)
+            start = i = at + 1
+        elif token == "--":
+            i = sql.find("\n", at)
+            if i < 0:
+                break
+        elif token == "/*":
+            close = sql.find("*/", at + 2)
             if close < 0:
-                raise TemplateError("unterminated /* comment", line=sql.count("\n", 0, i) + 1)
+                raise TemplateError("unterminated /* comment", line=sql.count("\n", 0, at) + 1)
             i = close + 2
-        elif ch == ";":
-            _append(statements, sql, start, i)
-            start = i + 1
-            i += 1
         else:
-            i += 1
-    _append(statements, sql, start, n)
+            i = _skip_quoted(sql, at)
+    _append(statements, sql, start, len(sql))
     return statements
 
 
@@ -58,39 +67,37 @@ def strip_comments(sql: str) -> str:
     """``sql`` without its comments (quotes respected); used to classify statements."""
     out: list[str] = []
     i = 0
-    n = len(sql)
-    while i < n:
-        if sql[i] in ("'", '"', "`"):
-            end = _skip_quoted(sql, i)
+    while found := _SPECIAL.search(sql, i):
+        token, at = found.group(), found.start()
+        if token == "--":
+            out.append(sql[i:at])
+            i = sql.find("\n", at)
+            if i < 0:
+                return "".join(out)
+        elif token == "/*":
+            out.append(sql[i:at])
+            out.append(" ")
+            close = sql.find("*/", at + 2)
+            if close < 0:
+                return "".join(out)
+            i = close + 2
+        elif token == ";":
+            out.append(sql[i : at + 1])
+            i = at + 1
+        else:
+            end = _skip_quoted(sql, at)
             out.append(sql[i:end])
             i = end
-        elif sql.startswith("--", i):
-            newline = sql.find("\n", i)
-            i = n if newline < 0 else newline
-        elif sql.startswith("/*", i):
-            close = sql.find("*/", i + 2)
-            i = n if close < 0 else close + 2
-            out.append(" ")
-        else:
-            out.append(sql[i])
-            i += 1
+    out.append(sql[i:])
     return "".join(out)
 
 
 def _skip_quoted(sql: str, i: int) -> int:
     """Index just past the quoted string or identifier that starts at ``i``."""
     quote = sql[i]
-    j = i + 1
-    while j < len(sql):
-        if sql[j] == "\\" and quote != "`":
-            j += 2
-            continue
-        if sql[j] == quote:
-            if quote == "`" and sql.startswith("``", j):  # doubled backtick escapes itself
-                j += 2
-                continue
-            return j + 1
-        j += 1
+    for found in _QUOTED_END[quote].finditer(sql, i + 1):
+        if found.group() == quote:
+            return found.end()
     raise TemplateError(f"unterminated {quote} quote starting here", line=sql.count("\n", 0, i) + 1)
 
 
