@@ -9,6 +9,7 @@ import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -76,6 +77,12 @@ class Project:
 
     def stream_of(self, model: ModelSpec) -> StreamSpec:
         return self.streams[model.config.stream or ""]
+
+    @cached_property
+    def models_by_target(self) -> dict[str, ModelSpec]:
+        """Each model by the lower-cased name of the table it writes (built once: lint rules
+        look writers up for every model)."""
+        return {m.target_table.lower(): m for m in self.models.values()}
 
     def target_columns_ddl(self, model: ModelSpec) -> str | None:
         """The columns of a model's target, as DDL: its ``config(columns=...)``, or else the

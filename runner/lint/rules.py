@@ -226,7 +226,7 @@ class ZorderColumnInvalid(Rule):
 
     def check(self, context: ModelContext) -> list[Violation]:
         project = context.project
-        by_target = {m.target_table.lower(): m for m in project.models.values()}
+        by_target = project.models_by_target
         found = []
         for parsed, optimize in context.expressions(Optimize):
             model = by_target.get(optimized_table(optimize))
@@ -268,7 +268,7 @@ class ChangeDataFeedNotEnabled(Rule):
     severity = ERROR
 
     def check(self, context: ModelContext) -> list[Violation]:
-        by_target = {m.target_table.lower(): m for m in context.project.models.values()}
+        by_target = context.project.models_by_target
         found = self._stream_reads(context)
         for parsed, func in context.expressions(exp.Anonymous):
             if func.name.lower() != "table_changes" or not func.expressions:
