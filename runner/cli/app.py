@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+import atexit
+import os
+import sys
+import threading
+from typing import NoReturn
+
 import typer
 
 from runner.cli.cluster import cluster_app
@@ -33,5 +39,30 @@ app.add_typer(cluster_app, name="cluster")
 app.add_typer(docs_app, name="docs")
 
 
-def main() -> None:
-    app()
+def main() -> NoReturn:
+    """The ``runner`` console script."""
+    try:
+        app()
+    except SystemExit as exc:
+        leave(exc.code)
+    leave(0)
+
+
+def leave(code: str | int | None) -> NoReturn:
+    """Exit with ``code``, without the interpreter's teardown when nothing needs it.
+
+    Python frees every object it holds before it exits; after `runner lint` of 200 models that
+    took 0.1-0.2 s of a 0.8 s run, to free memory the OS reclaims anyway. So once exit
+    handlers have run and the output is flushed, a command that is pure Python leaves at once
+    (as mypy does). A command that imported Spark (whose exit handlers stop the JVM gateway),
+    left a thread running, or failed to flush its output exits the ordinary way.
+    """
+    if isinstance(code, str) or "pyspark" in sys.modules or threading.active_count() > 1:
+        sys.exit(code)
+    atexit._run_exitfuncs()
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except OSError:  # e.g. `runner lint | head` closed the pipe: Python reports it at exit
+        sys.exit(code)
+    os._exit(code or 0)
