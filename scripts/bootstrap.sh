@@ -37,6 +37,11 @@ if [ ! -f "$stamp" ]; then
   touch "$stamp"
 fi
 
+# The runner's own modules, compiled once here: the package is installed editable, so pip does
+# not compile it, and where PYTHONDONTWRITEBYTECODE is set Python would compile every module
+# again on each `runner` command (~70 ms of a `runner lint`). Up-to-date files are skipped.
+.venv/bin/python -m compileall -q runner
+
 echo "==> Delta Lake jars"
 .venv/bin/python -c "
 from runner.spark.jars import delta_coordinates, resolve_jars
