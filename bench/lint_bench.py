@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import importlib.util
 import os
 import platform
 import resource
@@ -26,6 +27,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from importlib import metadata
 from pathlib import Path
 
 import sqlglot
@@ -165,6 +167,17 @@ def runner_package() -> str:
     return "runner/ of this checkout"
 
 
+def runner_bytecode_compiled() -> bool:
+    """Every module of runner/ has compiled bytecode newer than its source, as
+    scripts/bootstrap.sh leaves it (without it, and with PYTHONDONTWRITEBYTECODE set, every CLI
+    start compiles the package again)."""
+    for source in (REPO / "runner").rglob("*.py"):
+        compiled = Path(importlib.util.cache_from_source(str(source)))
+        if not compiled.exists() or compiled.stat().st_mtime < source.stat().st_mtime:
+            return False
+    return True
+
+
 def no_jvm_modules(root: Path) -> bool:
     code = (
         "import sys\nfrom runner.lint import lint_project\n"
@@ -188,7 +201,8 @@ def machine() -> str:
         pass
     return (
         f"{cpu}, {os.cpu_count()} CPUs, {platform.system()} {platform.release()}, "
-        f"Python {platform.python_version()}, sqlglot {sqlglot.__version__}"
+        f"Python {platform.python_version()}, sqlglot {sqlglot.__version__}, "
+        f"jinja2 {metadata.version('jinja2')}, typer {metadata.version('typer')}"
     )
 
 
@@ -217,6 +231,7 @@ def main() -> None:
     args = parser.parse_args()
 
     package = runner_package()
+    compiled = runner_bytecode_compiled()
     load_before, uptime_before = _load(), uptime()
     with tempfile.TemporaryDirectory() as tmp:
         # a template cache of the bench's own, empty at first, for the CLI and in-process runs
@@ -251,6 +266,7 @@ def main() -> None:
         f"--repeat {args.repeat}`",
         f"- Code measured: {package} (in-process and in the CLI subprocesses, checked)",
         f"- No pyspark / py4j / delta module imported while linting: {jvm_free}",
+        f"- runner/ compiled to bytecode (scripts/bootstrap.sh does it): {compiled}",
         f"- Load average before / after the run: {load_before} / {_load()} "
         "(other processes, e.g. Spark test JVMs, inflate the times)",
         f"- `uptime` before / after: `{uptime_before}` / `{uptime()}`",
