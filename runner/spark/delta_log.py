@@ -12,6 +12,8 @@ here, and callers then report nothing rather than a guess.
 from __future__ import annotations
 
 import json
+import os
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,6 +21,8 @@ from pathlib import Path
 from runner.spark.statements import Transaction
 
 _COMMIT_FILE = "[0-9]" * 20 + ".json"
+# a commit or a checkpoint (classic, multi-part or V2) of the log: a table is there
+_LOG_ENTRY = re.compile(r"[0-9]{20}\.(json|checkpoint\.)")
 
 
 @dataclass(frozen=True)
@@ -32,6 +36,16 @@ class Commit:
     operation: str | None = None
     metrics: dict[str, str] = field(default_factory=dict)
     transactions: frozenset[Transaction] = frozenset()
+
+
+def is_local_delta_table(table_location: Path) -> bool:
+    """Whether a Delta table is at ``table_location``: its ``_delta_log`` holds a commit or a
+    checkpoint. A directory listing, where DESCRIBE HISTORY ran a Spark job (1-1.5 s for each
+    target at every start). An empty or half-made log is no table, as for Delta."""
+    try:
+        return any(_LOG_ENTRY.match(name) for name in os.listdir(table_location / "_delta_log"))
+    except OSError:  # no such directory
+        return False
 
 
 def newest_commits(table_location: Path, limit: int) -> Iterator[Commit]:

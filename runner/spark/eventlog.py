@@ -20,7 +20,7 @@ from pyspark.sql import functions as F
 
 from runner.config import TargetSpec
 from runner.spark.batch_report import BatchReport
-from runner.spark.delta_log import identity_metadata
+from runner.spark.delta_log import identity_metadata, is_local_delta_table
 from runner.spark.errors import retry_on_conflict
 from runner.spark.statements import Transaction
 
@@ -129,7 +129,8 @@ def ensure_event_log(spark: SparkSession, target: TargetSpec) -> None:
     """Create the event log before any query runs: two models' first batches would otherwise
     both try to create it, and one would fail."""
     location = event_log_location(target)
-    spark.sql(f"CREATE TABLE IF NOT EXISTS delta.`{location}` ({EVENT_LOG_SCHEMA}) USING DELTA")
+    if not is_local_delta_table(location):  # the statement alone costs a Spark job per start
+        spark.sql(f"CREATE TABLE IF NOT EXISTS delta.`{location}` ({EVENT_LOG_SCHEMA}) USING DELTA")
 
 
 def read_history(spark: SparkSession, target: TargetSpec, model: str, limit: int) -> list[Row]:

@@ -12,6 +12,7 @@ from runner.config import ModelSpec
 from runner.errors import ConfigError
 from runner.model_sql import compile_setup, set_properties_statement
 from runner.project import Project
+from runner.spark.delta_log import is_local_delta_table
 from runner.spark.statements import StatementResult, run_statement
 
 
@@ -25,7 +26,7 @@ def ensure_target(spark: SparkSession, project: Project, model: ModelSpec) -> li
     setup = compile_setup(project, model)
     results = [run_statement(spark, setup.create_schema)]
     _forget_stale_registration(spark, model, setup.table, setup.location)
-    if not is_delta_table(spark, setup.location):
+    if not is_local_delta_table(setup.location):
         results.append(run_statement(spark, setup.create))
         return results
     results.append(run_statement(spark, setup.attach))
@@ -38,18 +39,9 @@ def ensure_target(spark: SparkSession, project: Project, model: ModelSpec) -> li
     return results
 
 
-def is_delta_table(spark: SparkSession, location: Path) -> bool:
-    """Whether a Delta table is at ``location``. In SQL, not ``DeltaTable.isDeltaTable``: over
-    Spark Connect the DeltaTable API needs Delta's Connect plugin on the server; SQL does not."""
-    try:
-        spark.sql(f"DESCRIBE HISTORY delta.`{location}` LIMIT 1").collect()
-    except AnalysisException:
-        return False
-    return True
-
-
 def latest_version(spark: SparkSession, location: Path) -> int:
-    """The newest version of the Delta table at ``location`` (SQL, as is_delta_table)."""
+    """The newest version of the Delta table at ``location``. In SQL, not the DeltaTable API:
+    over Spark Connect that API needs Delta's Connect plugin on the server; SQL does not."""
     return int(spark.sql(f"DESCRIBE HISTORY delta.`{location}` LIMIT 1").collect()[0]["version"])
 
 

@@ -6,7 +6,14 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from runner.spark.delta_log import commit_of, commits_of, identity_metadata
+import pytest
+
+from runner.spark.delta_log import (
+    commit_of,
+    commits_of,
+    identity_metadata,
+    is_local_delta_table,
+)
 from runner.spark.replay import committed_metrics
 from runner.spark.statements import Transaction
 
@@ -99,3 +106,29 @@ def test_a_replay_reads_its_merge_counts_from_the_commit(tmp_path: Path) -> None
         "num_inserted_rows": 2, "num_updated_rows": 1, "num_deleted_rows": 0,
     }  # fmt: skip
     assert committed_metrics(tmp_path, Transaction("q:m:batch[1]", 4)) is None
+
+
+@pytest.mark.parametrize(
+    ("log_files", "is_table"),
+    [
+        (None, False),  # no _delta_log directory
+        ([], False),  # an empty log: creation never committed
+        (["00000000000000000000.crc", "_last_checkpoint.tmp"], False),
+        (["00000000000000000000.json"], True),
+        (["00000000000000000010.checkpoint.parquet", "_last_checkpoint"], True),  # cleaned up
+        (["00000000000000000010.checkpoint.0000000001.0000000002.parquet"], True),  # multi-part
+        (["00000000000000000004.checkpoint.80a083e8-7026-4e79-81be-64bd76c43a11.json"], True),
+        (["0000000000000000000.json"], False),  # 19 digits: not a log entry
+    ],
+)
+def test_a_local_delta_table_is_a_log_with_a_commit_or_checkpoint(
+    tmp_path: Path, log_files: list[str] | None, is_table: bool
+) -> None:
+    table = tmp_path / "t"
+    table.mkdir()
+    if log_files is not None:
+        (table / "_delta_log").mkdir()
+        for name in log_files:
+            (table / "_delta_log" / name).write_text("")
+    assert is_local_delta_table(table) is is_table
+    assert is_local_delta_table(tmp_path / "missing") is False
