@@ -54,18 +54,23 @@ def stream_models(
     stop = stop or threading.Event()
     drain = (trigger.kind if trigger else None) == "available_now"
     running = [] if running is None else running
+
+    def start(model: ModelSpec) -> RunningModel:
+        ready = frozenset(one.model.name for one in running)  # their targets exist by now
+        one = start_model(spark, project, model, trigger=trigger, callbacks=callbacks, ready=ready)
+        running.append(one)
+        return one
+
     try:
         if drain:
             for model in models:
                 if stop.is_set():
                     return True
-                one = start_model(spark, project, model, trigger=trigger, callbacks=callbacks)
-                running.append(one)
-                if wait_for_all([one], stop):
+                if wait_for_all([start(model)], stop):
                     return True
             return False
         for model in models:
-            running.append(start_model(spark, project, model, trigger=trigger, callbacks=callbacks))
+            start(model)
         return wait_for_all(running, stop)
     finally:
         for one in running:

@@ -150,15 +150,18 @@ def start_model(
     *,
     trigger: TriggerSpec | None = None,
     callbacks: Callbacks = NO_CALLBACKS,
+    ready: frozenset[str] = frozenset(),
 ) -> RunningModel:
-    """Create or attach the target, then start the model's query with its checkpoint."""
+    """Create or attach the target, then start the model's query with its checkpoint.
+    ``ready``: models whose targets this session has already made exist (started before)."""
     ensure_event_log(spark, project.target)
     ensure_target(spark, project, model)
     stream = project.stream_of(model)
     ref_location = None
     if stream.ref:  # the upstream target must exist before its changes can be read
         upstream = project.models[stream.ref]
-        ensure_target(spark, project, upstream)
+        if upstream.name not in ready:
+            ensure_target(spark, project, upstream)
         ref_location = project.target.table_location(upstream.target_table)
     checkpoint = project.target.checkpoint_for(model.name)
     executor = BatchExecutor(project, model, checkpoint, callbacks.on_batch, callbacks.on_statement)
