@@ -89,8 +89,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption(
         "--slow",
         action="store_true",
-        help="the thorough profile: many more hypothesis examples per property (minutes more); "
-        "CI runs the default profile, run this one before a release or after touching a macro",
+        help="the thorough profile: many more hypothesis examples per property and more "
+        "SIGKILLs in the local and Kafka crash tests (minutes more); CI runs the default "
+        "profile, run this one before a release or after touching a macro or the batch path",
     )
 
 
@@ -101,6 +102,12 @@ def pytest_configure(config: pytest.Config) -> None:
     settings.register_profile("default", max_examples=6)
     settings.register_profile("slow", max_examples=60)
     settings.load_profile("slow" if config.getoption("--slow") else "default")
+
+
+@pytest.fixture(scope="session")
+def slow(request: pytest.FixtureRequest) -> bool:
+    """Whether the thorough profile (``--slow``) runs."""
+    return bool(request.config.getoption("--slow"))
 
 
 @pytest.fixture
