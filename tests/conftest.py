@@ -90,7 +90,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--slow",
         action="store_true",
         help="the thorough profile: many more hypothesis examples per property and more "
-        "SIGKILLs in the local and Kafka crash tests (minutes more); CI runs the default "
+        "SIGKILLs in the crash tests (minutes more); CI runs the default "
         "profile, run this one before a release or after touching a macro or the batch path",
     )
 

@@ -3,7 +3,8 @@
 batches run on executor JVMs the worker starts, and over Spark Connect, where the Connect server
 itself is also SIGKILLed and restarted once.
 
-Fewer, smaller than the local test (CI time): 8 files, 2 runner kills per target.
+Smaller than the local test (CI time): 8 files, and one runner kill per target, between two
+statements of a batch (with --slow, two: the second at a random moment).
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from tests.spark.test_crash_recovery import (
 )
 
 FILES = 8
-KILLS = 2
+KILLS, SLOW_KILLS = 1, 2  # SIGKILLs of `runner stream` per target: by default, and with --slow
 ANY_BATCH = re.compile(r"batch \d+: \d+ rows in")
 EXECUTOR_CLASS = "CoarseGrainedExecutorBackend"
 
@@ -41,13 +42,15 @@ def test_sigkill_on_standalone_cluster(
     example_project: Path,
     local_cluster: LocalCluster,
     report: Report,
+    slow: bool,
 ) -> None:
+    count = SLOW_KILLS if slow else KILLS
     add_targets(example_project, local_cluster, default="cluster")
     fast_triggers(example_project)
     files = generate_files(SEED, FILES)
     producer = land_slowly(example_project / "target" / "landing" / "orders", files)
     kills = kill_repeatedly(
-        example_project, "orders_merge+", "orders_merge", KILLS, random.Random(SEED)
+        example_project, "orders_merge+", "orders_merge", count, random.Random(SEED)
     )
     producer.join()
     workers = {pid for name, pid in local_cluster.pids().items() if name.startswith("worker")}
@@ -65,7 +68,7 @@ def test_sigkill_on_standalone_cluster(
     assert executors, "no executor process was started by the worker"
     assert all("spark://CoarseGrainedScheduler@" in c for c in executors.values())
     assert_tables_match_oracle(spark, example_project / "target" / "cluster" / "warehouse", files)
-    report(f"standalone cluster, {len(kills)} SIGKILLs of the runner (driver):", kills)
+    report(f"standalone cluster, {len(kills)} SIGKILL(s) of the runner (driver):", kills)
 
 
 def test_sigkill_over_connect_client_and_server(
@@ -73,7 +76,9 @@ def test_sigkill_over_connect_client_and_server(
     example_project: Path,
     local_cluster: LocalCluster,
     report: Report,
+    slow: bool,
 ) -> None:
+    count = SLOW_KILLS if slow else KILLS
     add_targets(example_project, local_cluster, default="connect")
     fast_triggers(example_project)
     files = generate_files(SEED + 1, FILES)
@@ -81,7 +86,7 @@ def test_sigkill_over_connect_client_and_server(
     producer = land_slowly(example_project / "target" / "landing" / "orders", files, pause=2.0)
     # Killing the client does not stop its queries on the server: the next start of the same
     # checkpoint takes over from the orphaned run (spark.sql.streaming.stopActiveRunOnRestart).
-    kills = kill_repeatedly(example_project, "orders_merge+", "orders_merge", KILLS, rng)
+    kills = kill_repeatedly(example_project, "orders_merge+", "orders_merge", count, rng)
 
     stream = StreamProcess(example_project, select="orders_merge+")
     hit = stream.wait_for(ANY_BATCH, 0, timeout=300)
@@ -91,7 +96,7 @@ def test_sigkill_over_connect_client_and_server(
     assert server is not None
     os.killpg(server, signal.SIGKILL)  # the server and its foreachBatch Python workers
     stream.kill()
-    kills.append(f"kill {KILLS + 1}: the Connect server (pid {server}), after: {stream.lines[hit]}")
+    kills.append(f"kill {count + 1}: the Connect server (pid {server}), after: {stream.lines[hit]}")
     assert local_cluster.connect_url is not None
     port = int(local_cluster.connect_url.rsplit(":", 1)[1])
     started = time.monotonic()
@@ -101,7 +106,7 @@ def test_sigkill_over_connect_client_and_server(
     runner(example_project, "run", "--select", "orders_merge+")
 
     assert_tables_match_oracle(spark, example_project / "target" / "connect" / "warehouse", files)
-    report(f"Spark Connect, {KILLS} SIGKILLs of the client, 1 of the server:", kills)
+    report(f"Spark Connect, {count} SIGKILL(s) of the client, 1 of the server:", kills)
 
 
 def processes() -> dict[int, tuple[int, str]]:
