@@ -20,9 +20,10 @@ from pyspark.sql import functions as F
 
 from runner.config import TargetSpec
 from runner.spark.batch_report import BatchReport
-from runner.spark.delta_log import identity_metadata, is_local_delta_table
+from runner.spark.delta_log import identity_metadata
 from runner.spark.errors import retry_on_conflict
 from runner.spark.statements import Transaction
+from runner.spark.targets import delta_table_exists
 
 EVENT_LOG_SCHEMA = (
     "model STRING, batch_id BIGINT, query_id STRING, started_at TIMESTAMP, seconds DOUBLE, "
@@ -129,7 +130,7 @@ def ensure_event_log(spark: SparkSession, target: TargetSpec) -> None:
     """Create the event log before any query runs: two models' first batches would otherwise
     both try to create it, and one would fail."""
     location = event_log_location(target)
-    if not is_local_delta_table(location):  # the statement alone costs a Spark job per start
+    if not delta_table_exists(spark, location):  # the statement alone costs a Spark job
         spark.sql(f"CREATE TABLE IF NOT EXISTS delta.`{location}` ({EVENT_LOG_SCHEMA}) USING DELTA")
 
 

@@ -7,9 +7,8 @@ from pathlib import Path
 from pyspark.sql import SparkSession
 
 from runner.model_sql import CompiledStatement
-from runner.spark.delta_log import is_local_delta_table
 from runner.spark.statements import run_statement
-from runner.spark.targets import forget_stale_registration
+from runner.spark.targets import delta_table_exists, forget_stale_registration
 
 
 def attach_existing(
@@ -23,7 +22,7 @@ def attach_existing(
     when no Delta table is there. Tests read tables; they never create them."""
     run_statement(spark, create_schema)
     forget_stale_registration(spark, table, location, file=attach.file, line=attach.line)
-    if not is_local_delta_table(location):
+    if not delta_table_exists(spark, location):
         return False
     run_statement(spark, attach)
     return True
