@@ -104,10 +104,12 @@ def pytest_configure(config: pytest.Config) -> None:
     settings.load_profile("slow" if config.getoption("--slow") else "default")
 
 
-@pytest.fixture(scope="session")
-def slow(request: pytest.FixtureRequest) -> bool:
-    """Whether the thorough profile (``--slow``) runs."""
-    return bool(request.config.getoption("--slow"))
+@pytest.fixture
+def kill_count(request: pytest.FixtureRequest) -> int:
+    """How many times a crash test SIGKILLs `runner stream`: its module's ``KILLS``, or its
+    ``SLOW_KILLS`` in the thorough profile (``--slow``)."""
+    name = "SLOW_KILLS" if request.config.getoption("--slow") else "KILLS"
+    return int(getattr(request.module, name))
 
 
 @pytest.fixture

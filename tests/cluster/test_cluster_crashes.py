@@ -42,15 +42,14 @@ def test_sigkill_on_standalone_cluster(
     example_project: Path,
     local_cluster: LocalCluster,
     report: Report,
-    slow: bool,
+    kill_count: int,
 ) -> None:
-    count = SLOW_KILLS if slow else KILLS
     add_targets(example_project, local_cluster, default="cluster")
     fast_triggers(example_project)
     files = generate_files(SEED, FILES)
     producer = land_slowly(example_project / "target" / "landing" / "orders", files)
     kills = kill_repeatedly(
-        example_project, "orders_merge+", "orders_merge", count, random.Random(SEED)
+        example_project, "orders_merge+", "orders_merge", kill_count, random.Random(SEED)
     )
     producer.join()
     workers = {pid for name, pid in local_cluster.pids().items() if name.startswith("worker")}
@@ -76,9 +75,8 @@ def test_sigkill_over_connect_client_and_server(
     example_project: Path,
     local_cluster: LocalCluster,
     report: Report,
-    slow: bool,
+    kill_count: int,
 ) -> None:
-    count = SLOW_KILLS if slow else KILLS
     add_targets(example_project, local_cluster, default="connect")
     fast_triggers(example_project)
     files = generate_files(SEED + 1, FILES)
@@ -86,7 +84,7 @@ def test_sigkill_over_connect_client_and_server(
     producer = land_slowly(example_project / "target" / "landing" / "orders", files, pause=2.0)
     # Killing the client does not stop its queries on the server: the next start of the same
     # checkpoint takes over from the orphaned run (spark.sql.streaming.stopActiveRunOnRestart).
-    kills = kill_repeatedly(example_project, "orders_merge+", "orders_merge", count, rng)
+    kills = kill_repeatedly(example_project, "orders_merge+", "orders_merge", kill_count, rng)
 
     stream = StreamProcess(example_project, select="orders_merge+")
     hit = stream.wait_for(ANY_BATCH, 0, timeout=300)
@@ -96,7 +94,9 @@ def test_sigkill_over_connect_client_and_server(
     assert server is not None
     os.killpg(server, signal.SIGKILL)  # the server and its foreachBatch Python workers
     stream.kill()
-    kills.append(f"kill {count + 1}: the Connect server (pid {server}), after: {stream.lines[hit]}")
+    kills.append(
+        f"kill {kill_count + 1}: the Connect server (pid {server}), after: {stream.lines[hit]}"
+    )
     assert local_cluster.connect_url is not None
     port = int(local_cluster.connect_url.rsplit(":", 1)[1])
     started = time.monotonic()
@@ -106,7 +106,7 @@ def test_sigkill_over_connect_client_and_server(
     runner(example_project, "run", "--select", "orders_merge+")
 
     assert_tables_match_oracle(spark, example_project / "target" / "connect" / "warehouse", files)
-    report(f"Spark Connect, {count} SIGKILL(s) of the client, 1 of the server:", kills)
+    report(f"Spark Connect, {kill_count} SIGKILL(s) of the client, 1 of the server:", kills)
 
 
 def processes() -> dict[int, tuple[int, str]]:

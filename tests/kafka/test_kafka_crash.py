@@ -24,9 +24,8 @@ def test_sigkill_and_restart_with_kafka_loses_and_doubles_nothing(
     spark: SparkSession,
     example_project: Path,
     report: Report,
-    slow: bool,
+    kill_count: int,
 ) -> None:
-    count = SLOW_KILLS if slow else KILLS
     create_topic(broker, "orders-crash", partitions=2)
     sent = produce(broker, "orders-crash", COUNT, SEED, MALFORMED_SHARE)
     streams = example_project / "streams" / "orders_kafka.yml"
@@ -38,7 +37,7 @@ def test_sigkill_and_restart_with_kafka_loses_and_doubles_nothing(
         .replace("processing_time: 5 seconds", "processing_time: 1 second")
     )
 
-    kills = kill_repeatedly(example_project, MODEL, MODEL, count, random.Random(SEED))
+    kills = kill_repeatedly(example_project, MODEL, MODEL, kill_count, random.Random(SEED))
 
     drain = subprocess.run(
         [RUNNER, "run", "-m", MODEL, "-p", str(example_project)],
@@ -59,4 +58,4 @@ def test_sigkill_and_restart_with_kafka_loses_and_doubles_nothing(
     assert batch_ids == list(range(len(batch_ids)))  # one row per batch, none twice
     between = [k for k in kills if "between statements" in k and "batch[0]" in k]
     report(f"Kafka: {len(kills)} SIGKILLs ({len(between)} between two statements):", kills)
-    assert len(kills) == count and len(between) == (count + 1) // 2  # every other kill
+    assert len(kills) == kill_count and len(between) == (kill_count + 1) // 2  # every other kill

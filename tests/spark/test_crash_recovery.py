@@ -201,9 +201,8 @@ def fast_triggers(project: Path, files_per_batch: int = 2) -> None:
 
 
 def test_sigkill_and_restart_never_loses_or_doubles_a_batch(
-    spark: SparkSession, example_project: Path, report: Report, slow: bool
+    spark: SparkSession, example_project: Path, report: Report, kill_count: int
 ) -> None:
-    count = SLOW_KILLS if slow else KILLS
     # the kills land while the first batches run; four files a batch halve the drain's batches
     fast_triggers(example_project, files_per_batch=4)
     expect_positive_amounts(example_project)
@@ -225,7 +224,7 @@ def test_sigkill_and_restart_never_loses_or_doubles_a_batch(
     producer = threading.Thread(target=produce, daemon=True)
     producer.start()
     kills = kill_repeatedly(
-        example_project, "orders_merge+", "orders_merge", count, random.Random(SEED)
+        example_project, "orders_merge+", "orders_merge", kill_count, random.Random(SEED)
     )
     producer.join()
 
@@ -291,7 +290,7 @@ def test_sigkill_and_restart_never_loses_or_doubles_a_batch(
         f"{len(quarantined)} malformed lines and {refused.total()} events failing an expectation:",
         kills,
     )
-    assert len(kills) == count and len(between) == (count + 1) // 2  # every other kill
+    assert len(kills) == kill_count and len(between) == (kill_count + 1) // 2  # every other kill
 
 
 def batch_of_each_file(checkpoint: Path) -> dict[str, int]:
