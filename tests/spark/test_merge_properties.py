@@ -4,6 +4,10 @@ Hypothesis draws event sequences (few keys, so duplicates; sequence values in ra
 order, so out-of-order; deletes; exact duplicate events), cuts them into micro-batches and feeds
 each batch to ``run_batch`` (the runner's per-batch path: drift policy, measuring, rendering,
 idempotent statements). The target must then equal what the oracle computes.
+
+A Delta MERGE costs about the same for three rows as for thirty, and MERGE and scd2() treat every
+key on its own: so each example draws twice the keys and events one sequence would need, and
+half as many examples run (``EXAMPLES``). Per key, as many histories are tried for less Spark work.
 """
 
 from __future__ import annotations
@@ -46,8 +50,11 @@ MODELS = {
         "{{ scd2(delete_column='op') }};\n"
     ),
 }
-# max_examples comes from the profile tests/conftest.py loads: 6 by default, 60 with --slow.
+# Half the profile's examples (tests/conftest.py: 6 by default, 60 with --slow), each carrying the
+# keys of two.
+EXAMPLES = max(2, settings.default.max_examples // 2)
 PROPERTY_SETTINGS = settings(
+    max_examples=EXAMPLES,
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
@@ -58,18 +65,18 @@ Event = tuple[int, int, str, str]  # id, seq, v, op
 
 @st.composite
 def batched_events(draw: st.DrawFn) -> list[list[Event]]:
-    """Events of keys 0..3 with sequence values unique per key, arriving in random order, some
+    """Events of keys 0..7 with sequence values unique per key, arriving in random order, some
     delivered twice, cut into 1-4 micro-batches."""
     shapes = draw(
         st.lists(
-            st.tuples(st.integers(0, 3), st.sampled_from("abc"), st.sampled_from("UUUD")),
+            st.tuples(st.integers(0, 7), st.sampled_from("abc"), st.sampled_from("UUUD")),
             min_size=1,
-            max_size=10,
+            max_size=20,
         )
     )
     seqs = draw(st.permutations(range(1, len(shapes) + 1)))
     events = [(key, seq, v, op) for (key, v, op), seq in zip(shapes, seqs, strict=True)]
-    for original in draw(st.lists(st.sampled_from(list(events)), max_size=3)):
+    for original in draw(st.lists(st.sampled_from(list(events)), max_size=6)):
         events.insert(draw(st.integers(0, len(events))), original)  # an exact redelivery
     cuts = sorted(draw(st.sets(st.integers(1, max(len(events) - 1, 1)), max_size=3)))
     bounds = [0, *[c for c in cuts if c < len(events)], len(events)]
@@ -260,18 +267,18 @@ Wide = tuple[int, int, int, str | None, str | None, str]  # id, s1, s2, v, w, op
 
 @st.composite
 def wide_events(draw: st.DrawFn, ops: str = "UUUD", ties: bool = True) -> list[list[Wide]]:
-    """Events of keys 0..2 with (s1, s2) unique per key; s1 often ties (s2 decides), payloads
+    """Events of keys 0..5 with (s1, s2) unique per key; s1 often ties (s2 decides), payloads
     sometimes NULL, some redelivered; cut into 1-3 micro-batches."""
     shapes = draw(
         st.lists(
             st.tuples(
-                st.integers(0, 2),
+                st.integers(0, 5),
                 st.sampled_from(["a", "b", None]),
                 st.sampled_from(["x", "y", None]),
                 st.sampled_from(ops),
             ),
             min_size=1,
-            max_size=9,
+            max_size=18,
         )
     )
     order = draw(st.permutations(range(len(shapes))))
@@ -279,7 +286,7 @@ def wide_events(draw: st.DrawFn, ops: str = "UUUD", ties: bool = True) -> list[l
         (k, (i // 2 if ties else i) + 1, i % 2 if ties else 0, v, w, op)
         for (k, v, w, op), i in zip(shapes, order, strict=True)
     ]
-    for original in draw(st.lists(st.sampled_from(list(events)), max_size=2)):
+    for original in draw(st.lists(st.sampled_from(list(events)), max_size=4)):
         events.insert(draw(st.integers(0, len(events))), original)
     cuts = sorted(draw(st.sets(st.integers(1, max(len(events) - 1, 1)), max_size=2)))
     bounds = [0, *[c for c in cuts if c < len(events)], len(events)]
@@ -372,11 +379,7 @@ def run_wide(
     return [tuple(r) for r in table.orderBy(order).collect()]
 
 
-# one example fewer than the profile's (5 by default, 50 with --slow): each runs more columns
-WIDE_SETTINGS = settings(PROPERTY_SETTINGS, max_examples=settings.default.max_examples * 5 // 6)
-
-
-@WIDE_SETTINGS
+@PROPERTY_SETTINGS
 @given(batches=wide_events())
 def test_merge_struct_sequence_partial_updates_and_except_columns(
     spark: SparkSession, wide_project: Project, batches: list[list[Wide]]
@@ -385,7 +388,7 @@ def test_merge_struct_sequence_partial_updates_and_except_columns(
     assert run_wide(spark, wide_project, "partial", batches) == oracle_partial(batches)
 
 
-@WIDE_SETTINGS
+@PROPERTY_SETTINGS
 @given(batches=wide_events(ops="UUUDT"))
 def test_merge_truncate_when_empties_the_target_then_applies_newer_rows(
     spark: SparkSession, wide_project: Project, batches: list[list[Wide]]
@@ -394,7 +397,7 @@ def test_merge_truncate_when_empties_the_target_then_applies_newer_rows(
     assert run_wide(spark, wide_project, "truncating", batches) == oracle_truncate(batches)
 
 
-@WIDE_SETTINGS
+@PROPERTY_SETTINGS
 @given(batches=wide_events(ties=False))
 def test_scd2_track_history_on_updates_the_current_row_in_place(
     spark: SparkSession, wide_project: Project, batches: list[list[Wide]]
@@ -403,7 +406,7 @@ def test_scd2_track_history_on_updates_the_current_row_in_place(
     assert run_wide(spark, wide_project, "tracked", batches) == oracle_tracked(batches)
 
 
-@WIDE_SETTINGS
+@PROPERTY_SETTINGS
 @given(batches=wide_events(ties=False))
 def test_scd2_track_history_except_tracks_every_other_column(
     spark: SparkSession, wide_project: Project, batches: list[list[Wide]]
