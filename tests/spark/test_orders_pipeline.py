@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from datetime import datetime
 from decimal import Decimal
@@ -122,7 +123,7 @@ def test_customer_totals_follow_the_change_data_feed(
 
     versions_before = spark.sql("DESCRIBE HISTORY silver.orders").count()
     again = cli("run", "--select", "orders_merge+", "--project-dir", example_project)
-    assert again.exit_code == 0 and "batch" not in again.output.split("\n", 2)[2]
+    assert again.exit_code == 0 and re.search(r" batch \d+:", again.output) is None
     assert spark.sql("DESCRIBE HISTORY silver.orders").count() == versions_before
 
 
