@@ -35,6 +35,14 @@ EVENT_LOG_SCHEMA = (
 )
 
 
+# Delta writes a checkpoint of a table every delta.checkpointInterval commits (10 by default),
+# inside the commit that reaches it: for the event log, one append in ten took 1.5 to 5 s instead
+# of 0.3 s, a third of the appends' total (bench/results/event-log-append.md). Its readers are
+# `runner history` and the first batch of a query start, for whom replaying up to 99 small JSON
+# commits costs less than that.
+EVENT_LOG_PROPERTIES = {"delta.checkpointInterval": "100"}
+
+
 def event_log_location(target: TargetSpec) -> Path:
     return target.warehouse / "_runner" / "event_log"
 
@@ -128,10 +136,20 @@ def is_recorded(
 
 def ensure_event_log(spark: SparkSession, target: TargetSpec) -> None:
     """Create the event log before any query runs: two models' first batches would otherwise
-    both try to create it, and one would fail."""
+    both try to create it, and one would fail. An event log made before EVENT_LOG_PROPERTIES
+    gets them."""
     location = event_log_location(target)
+    properties = ", ".join(f"'{k}' = '{v}'" for k, v in EVENT_LOG_PROPERTIES.items())
     if not delta_table_exists(spark, location):  # the statement alone costs a Spark job
-        spark.sql(f"CREATE TABLE IF NOT EXISTS delta.`{location}` ({EVENT_LOG_SCHEMA}) USING DELTA")
+        spark.sql(
+            f"CREATE TABLE IF NOT EXISTS delta.`{location}` ({EVENT_LOG_SCHEMA}) USING DELTA "
+            f"TBLPROPERTIES ({properties})"
+        )
+        return
+    rows = spark.sql(f"SHOW TBLPROPERTIES delta.`{location}`").collect()
+    existing = {row["key"]: row["value"] for row in rows}
+    if any(existing.get(key) != value for key, value in EVENT_LOG_PROPERTIES.items()):
+        spark.sql(f"ALTER TABLE delta.`{location}` SET TBLPROPERTIES ({properties})")
 
 
 def read_history(spark: SparkSession, target: TargetSpec, model: str, limit: int) -> list[Row]:

@@ -14,7 +14,13 @@ from pyspark.sql import SparkSession
 from runner import project as project_loader
 from runner.spark.batch import run_batch
 from runner.spark.delta_log import newest_commits
-from runner.spark.eventlog import event_log_location, event_log_transaction
+from runner.spark.eventlog import (
+    EVENT_LOG_PROPERTIES,
+    EVENT_LOG_SCHEMA,
+    ensure_event_log,
+    event_log_location,
+    event_log_transaction,
+)
 from runner.spark.targets import ensure_target, reset_model
 from tests.conftest import ORDERS_SCHEMA, write_project
 
@@ -60,3 +66,27 @@ def test_a_replayed_batch_leaves_one_row_and_each_commit_names_its_batch(
     newest = sorted((log / "_delta_log").glob("*.json"))[-1]
     actions = [json.loads(line) for line in newest.read_text().splitlines()]
     assert not any("txn" in a for a in actions)
+
+
+def test_the_event_log_checkpoints_every_100_commits_an_older_log_too(
+    spark: SparkSession, tmp_path: Path
+):
+    def interval(location: Path) -> str | None:
+        rows = spark.sql(f"SHOW TBLPROPERTIES delta.`{location}`").collect()
+        return {r["key"]: r["value"] for r in rows}.get("delta.checkpointInterval")
+
+    assert EVENT_LOG_PROPERTIES == {"delta.checkpointInterval": "100"}
+    new = project_loader.load(write_project(tmp_path / "new", {"m": MODEL})).target
+    ensure_event_log(spark, new)
+    assert interval(event_log_location(new)) == "100"
+
+    # an event log written before the property: Delta's default (a checkpoint every 10 commits)
+    old = project_loader.load(write_project(tmp_path / "old", {"m": MODEL})).target
+    location = event_log_location(old)
+    spark.sql(f"CREATE TABLE delta.`{location}` ({EVENT_LOG_SCHEMA}) USING DELTA")
+    assert interval(location) is None
+    ensure_event_log(spark, old)
+    assert interval(location) == "100"
+    versions = len(list((location / "_delta_log").glob("*.json")))
+    ensure_event_log(spark, old)  # already set: nothing is committed
+    assert len(list((location / "_delta_log").glob("*.json"))) == versions == 2
