@@ -16,6 +16,7 @@ import pytest
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
+    from typer.testing import Result
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -131,6 +132,8 @@ def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SparkSession]:
     """The suite's one SparkSession: real Spark, real Delta, small and quiet. Only tests that ask
     for it start a JVM (pyspark is imported here, lazily, for the same reason)."""
     from runner.config import TargetSpec
+    from runner.spark.jars import pyspark_version
+    from runner.spark.kafka_source import connector_coordinates
     from runner.spark.session import build_session
 
     root = tmp_path_factory.mktemp("spark")
@@ -143,12 +146,32 @@ def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SparkSession]:
     )
     short_lived = os.environ["RUNNER_JVM_OPTIONS"]
     os.environ["RUNNER_JVM_OPTIONS"] = SUITE_JVM_OPTIONS
+    # with Spark's Kafka connector, so `runner run` of a Kafka model can run in-process (``cli``)
+    kafka = connector_coordinates(pyspark_version())
     try:
-        session = build_session(target, app_name="runner-tests")
+        session = build_session(target, app_name="runner-tests", extra_jars=kafka)
     finally:
         os.environ["RUNNER_JVM_OPTIONS"] = short_lived
     yield session
     session.stop()
+
+
+@pytest.fixture
+def cli(spark: SparkSession) -> Callable[..., Result]:
+    """Invoke the runner CLI in-process; returns typer's Result. build_session's getOrCreate
+    joins the suite's session (``spark``) instead of starting a JVM of its own: a `runner`
+    subprocess costs a JVM start (10 to 20 s on 2 busy cores), so only tests about the process
+    itself (a SIGKILL, a signal, a cluster) run one."""
+    from typer.testing import CliRunner
+
+    from runner.cli.app import app
+
+    runner = CliRunner()
+
+    def invoke(*args: str | Path) -> Result:
+        return runner.invoke(app, [str(a) for a in args], catch_exceptions=False)
+
+    return invoke
 
 
 @pytest.fixture

@@ -5,14 +5,13 @@ quarantine holds each malformed record exactly once."""
 from __future__ import annotations
 
 import random
-import subprocess
 from pathlib import Path
 
 from pyspark.sql import SparkSession
 
 from runner.kafka.producer import create_topic, produce
 from tests.conftest import Report
-from tests.spark.processes import RUNNER, kill_repeatedly
+from tests.spark.processes import kill_repeatedly
 
 COUNT, SEED, MALFORMED_SHARE, PER_TRIGGER = 160, 11, 0.1, 40
 KILLS, SLOW_KILLS = 2, 3  # SIGKILLs of `runner stream`: by default, and with --slow
@@ -25,6 +24,7 @@ def test_sigkill_and_restart_with_kafka_loses_and_doubles_nothing(
     example_project: Path,
     report: Report,
     kill_count: int,
+    cli,
 ) -> None:
     create_topic(broker, "orders-crash", partitions=2)
     sent = produce(broker, "orders-crash", COUNT, SEED, MALFORMED_SHARE)
@@ -39,13 +39,8 @@ def test_sigkill_and_restart_with_kafka_loses_and_doubles_nothing(
 
     kills = kill_repeatedly(example_project, MODEL, MODEL, kill_count, random.Random(SEED))
 
-    drain = subprocess.run(
-        [RUNNER, "run", "-m", MODEL, "-p", str(example_project)],
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert drain.returncode == 0, drain.stdout + drain.stderr
+    drain = cli("run", "-m", MODEL, "-p", example_project)  # in-process, on the suite's session
+    assert drain.exit_code == 0, drain.output
 
     warehouse = example_project / "target" / "local" / "warehouse"
     target = spark.read.format("delta").load(str(warehouse / "silver" / "orders_from_kafka"))

@@ -1,11 +1,10 @@
 """End to end: a real broker, 200 order events with malformed ones, `runner run` draining the
-topic into Delta through the Kafka variant of the example model."""
+topic into Delta through the Kafka variant of the example model (in-process, on the suite's
+session; tests/kafka/test_kafka_crash.py runs `runner stream` over Kafka as its own process)."""
 
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 from pyspark.sql import SparkSession
@@ -13,7 +12,6 @@ from pyspark.sql import SparkSession
 from runner.kafka.producer import EXPECTED_REASONS, create_topic, produce
 
 COUNT, SEED, MALFORMED_SHARE, PER_TRIGGER = 200, 7, 0.1, 80
-RUNNER = Path(sys.executable).parent / "runner"  # the installed CLI
 # "orders_kafka_merge batch 0: 90 rows in; inserted 23, updated 0, deleted 0 in 9.1s"
 BATCH_LINE = re.compile(
     r"orders_kafka_merge batch (\d+): (\d+) rows in[^;]*; "
@@ -21,15 +19,8 @@ BATCH_LINE = re.compile(
 )
 
 
-def runner_run(project: Path) -> subprocess.CompletedProcess[str]:
-    command = [str(RUNNER), "run", "--model", "orders_kafka_merge"]
-    return subprocess.run(
-        command, cwd=project, capture_output=True, text=True, timeout=300, check=False
-    )
-
-
 def test_runner_run_drains_kafka_into_delta_and_quarantines_the_malformed(
-    broker: str, spark: SparkSession, example_project: Path
+    broker: str, spark: SparkSession, example_project: Path, cli
 ) -> None:
     create_topic(broker, "orders-e2e", partitions=2)
     sent = produce(broker, "orders-e2e", COUNT, SEED, MALFORMED_SHARE)
@@ -42,10 +33,10 @@ def test_runner_run_drains_kafka_into_delta_and_quarantines_the_malformed(
         .replace("max_offsets_per_trigger: 100", f"max_offsets_per_trigger: {PER_TRIGGER}")
     )
 
-    result = runner_run(example_project)
+    result = cli("run", "--model", "orders_kafka_merge", "-p", example_project)
 
-    assert result.returncode == 0, result.stdout + result.stderr
-    batches = [tuple(map(int, m.groups())) for m in BATCH_LINE.finditer(result.stdout)]
+    assert result.exit_code == 0, result.output
+    batches = [tuple(map(int, m.groups())) for m in BATCH_LINE.finditer(result.output)]
     assert [b[0] for b in batches] == list(range(len(batches)))
     assert len(batches) >= 2  # max_offsets_per_trigger cuts the topic into micro-batches
 
@@ -76,8 +67,8 @@ def test_runner_run_drains_kafka_into_delta_and_quarantines_the_malformed(
     assert len(sent.good) + len(rows) == COUNT
 
     # A second run finds nothing new: nothing is merged or quarantined again.
-    again = runner_run(example_project)
-    assert again.returncode == 0, again.stdout + again.stderr
-    assert not BATCH_LINE.search(again.stdout)
+    again = cli("run", "--model", "orders_kafka_merge", "-p", example_project)
+    assert again.exit_code == 0, again.output
+    assert not BATCH_LINE.search(again.output)
     assert quarantine.count() == len(sent.malformed)
     assert target.count() == len(expected)

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import random
-import subprocess
 import threading
 import time
 from collections import Counter
@@ -23,7 +22,7 @@ from pathlib import Path
 from pyspark.sql import SparkSession
 
 from tests.conftest import Report, land_events
-from tests.spark.processes import RUNNER, kill_repeatedly
+from tests.spark.processes import kill_repeatedly
 
 FILES = 16
 KILLS, SLOW_KILLS = 2, 4  # SIGKILLs of `runner stream`: by default, and with --slow
@@ -201,7 +200,7 @@ def fast_triggers(project: Path, files_per_batch: int = 2) -> None:
 
 
 def test_sigkill_and_restart_never_loses_or_doubles_a_batch(
-    spark: SparkSession, example_project: Path, report: Report, kill_count: int
+    spark: SparkSession, example_project: Path, report: Report, kill_count: int, cli
 ) -> None:
     # the kills land while the first batches run; four files a batch halve the drain's batches
     fast_triggers(example_project, files_per_batch=4)
@@ -228,13 +227,8 @@ def test_sigkill_and_restart_never_loses_or_doubles_a_batch(
     )
     producer.join()
 
-    drain = subprocess.run(
-        [RUNNER, "run", "--select", "orders_merge+", "-p", str(example_project)],
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert drain.returncode == 0, drain.stdout + drain.stderr
+    drain = cli("run", "--select", "orders_merge+", "-p", example_project)  # in-process
+    assert drain.exit_code == 0, drain.output
 
     warehouse = example_project / "target" / "local" / "warehouse"
     accepted = [[e for e in events if not e.fails_amount_positive] for events in files]

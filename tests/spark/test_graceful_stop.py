@@ -5,16 +5,15 @@ from __future__ import annotations
 
 import re
 import signal
-import subprocess
 from pathlib import Path
 
 from pyspark.sql import SparkSession
 
-from tests.spark.processes import RUNNER, StreamProcess
+from tests.spark.processes import StreamProcess
 from tests.spark.test_orders_pipeline import EXPECTED_ORDERS, land_sample
 
 
-def test_sigint_stops_after_the_batch_in_flight(spark: SparkSession, example_project: Path):
+def test_sigint_stops_after_the_batch_in_flight(spark: SparkSession, example_project: Path, cli):
     land_sample(example_project, ["001.json", "002.json", "003.json", "004.json"])
     stream = StreamProcess(example_project, select="orders_merge")
 
@@ -37,12 +36,7 @@ def test_sigint_stops_after_the_batch_in_flight(spark: SparkSession, example_pro
     committed = sorted(int(p.name) for p in commits.iterdir() if p.name.isdigit())
     assert finished == committed and 1 in finished  # nothing ran without being committed
 
-    drained = subprocess.run(
-        [RUNNER, "run", "-m", "orders_merge", "-p", str(example_project)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert drained.returncode == 0, drained.stdout + drained.stderr
+    drained = cli("run", "-m", "orders_merge", "-p", example_project)  # in-process: no new JVM
+    assert drained.exit_code == 0, drained.output
     orders = spark.read.format("delta").load(str(warehouse / "silver" / "orders"))
     assert [tuple(r) for r in orders.orderBy("order_id").collect()] == EXPECTED_ORDERS
