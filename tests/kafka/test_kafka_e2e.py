@@ -20,7 +20,7 @@ BATCH_LINE = re.compile(
 
 
 def test_runner_run_drains_kafka_into_delta_and_quarantines_the_malformed(
-    broker: str, spark: SparkSession, example_project: Path, cli
+    broker: str, spark: SparkSession, example_project: Path, cli, monkeypatch
 ) -> None:
     create_topic(broker, "orders-e2e", partitions=2)
     sent = produce(broker, "orders-e2e", COUNT, SEED, MALFORMED_SHARE)
@@ -33,7 +33,8 @@ def test_runner_run_drains_kafka_into_delta_and_quarantines_the_malformed(
         .replace("max_offsets_per_trigger: 100", f"max_offsets_per_trigger: {PER_TRIGGER}")
     )
 
-    result = cli("run", "--model", "orders_kafka_merge", "-p", example_project)
+    monkeypatch.chdir(example_project)  # the project is found in the working directory
+    result = cli("run", "--model", "orders_kafka_merge")
 
     assert result.exit_code == 0, result.output
     batches = [tuple(map(int, m.groups())) for m in BATCH_LINE.finditer(result.output)]
@@ -67,7 +68,7 @@ def test_runner_run_drains_kafka_into_delta_and_quarantines_the_malformed(
     assert len(sent.good) + len(rows) == COUNT
 
     # A second run finds nothing new: nothing is merged or quarantined again.
-    again = cli("run", "--model", "orders_kafka_merge", "-p", example_project)
+    again = cli("run", "--model", "orders_kafka_merge")
     assert again.exit_code == 0, again.output
     assert not BATCH_LINE.search(again.output)
     assert quarantine.count() == len(sent.malformed)
