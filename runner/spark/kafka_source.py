@@ -104,7 +104,8 @@ def prepare_kafka_batch(
         *[F.col(f"_parsed.`{name}`").alias(name) for name in names],
         *[F.col(f"_kafka_{column[len('kafka_') :]}").alias(column) for column in KAFKA_COLUMNS],
     )
-    return SourceBatch(good, SourceCounts(rows_read, rows_bad), parsed.unpersist)
+    counted = SourceCounts(rows_read, rows_bad)
+    return SourceBatch(good, counted, parsed.unpersist, row_count=counted.rows_parsed)
 
 
 # -- parsing -------------------------------------------------------------------------------

@@ -33,11 +33,15 @@ class SourceCounts:
 class SourceBatch:
     """The rows the model reads (computed once: they come from a persisted frame), the
     source's counts, and ``release``, which unpersists that frame. The caller must call
-    ``release`` exactly once, when the batch is done or has failed."""
+    ``release`` exactly once, when the batch is done or has failed.
+
+    ``row_count``: how many rows ``rows`` holds, when the source already counted them (the
+    file and Kafka sources, in the job that fills their cache); None when it did not."""
 
     rows: DataFrame
     counts: SourceCounts
     release: Callable[[], object]
+    row_count: int | None = None
 
 
 def passed_through(batch_df: DataFrame) -> SourceBatch:

@@ -106,6 +106,7 @@ def test_malformed_records_are_quarantined_with_their_reason(spark, stream, tmp_
 
     assert source.counts == SourceCounts(rows_read=12, rows_quarantined=10)
     assert source.counts.rows_parsed == 2
+    assert source.row_count == source.rows.count() == 2  # run_batch reads it, no second job
     source.release()
 
 
