@@ -149,7 +149,10 @@ def ensure_event_log(spark: SparkSession, target: TargetSpec) -> None:
     rows = spark.sql(f"SHOW TBLPROPERTIES delta.`{location}`").collect()
     existing = {row["key"]: row["value"] for row in rows}
     if any(existing.get(key) != value for key, value in EVENT_LOG_PROPERTIES.items()):
-        spark.sql(f"ALTER TABLE delta.`{location}` SET TBLPROPERTIES ({properties})")
+        # two runners starting together both set them: the one that loses the race retries
+        retry_on_conflict(
+            lambda: spark.sql(f"ALTER TABLE delta.`{location}` SET TBLPROPERTIES ({properties})")
+        )
 
 
 def read_history(spark: SparkSession, target: TargetSpec, model: str, limit: int) -> list[Row]:

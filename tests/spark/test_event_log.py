@@ -5,6 +5,7 @@ append several times slower. Each append declares its identity in the commit's u
 from __future__ import annotations
 
 import json
+import threading
 from datetime import datetime
 from decimal import Decimal
 from pathlib import Path
@@ -90,3 +91,31 @@ def test_the_event_log_checkpoints_every_100_commits_an_older_log_too(
     versions = len(list((location / "_delta_log").glob("*.json")))
     ensure_event_log(spark, old)  # already set: nothing is committed
     assert len(list((location / "_delta_log").glob("*.json"))) == versions == 2
+
+
+def test_two_runners_upgrading_an_older_event_log_at_once_both_start(
+    spark: SparkSession, tmp_path: Path
+):
+    # Both set the property; without a retry the second ALTER fails with Delta's
+    # MetadataChangedException (5 times in 6 in a probe) and its runner would not start.
+    target = project_loader.load(write_project(tmp_path / "p", {"m": MODEL})).target
+    location = event_log_location(target)
+    spark.sql(f"CREATE TABLE delta.`{location}` ({EVENT_LOG_SCHEMA}) USING DELTA")
+    both = threading.Barrier(2)
+    failures: list[BaseException] = []
+
+    def start() -> None:
+        both.wait()
+        try:
+            ensure_event_log(spark, target)
+        except BaseException as exc:  # noqa: BLE001 - reported by the assertion below
+            failures.append(exc)
+
+    runners = [threading.Thread(target=start) for _ in range(2)]
+    for runner in runners:
+        runner.start()
+    for runner in runners:
+        runner.join()
+    assert failures == []
+    rows = spark.sql(f"SHOW TBLPROPERTIES delta.`{location}`").collect()
+    assert {r["key"]: r["value"] for r in rows}["delta.checkpointInterval"] == "100"
