@@ -23,7 +23,7 @@ from runner.spark.batch_report import BatchReport
 from runner.spark.delta_log import identity_metadata
 from runner.spark.errors import retry_on_conflict
 from runner.spark.statements import Transaction
-from runner.spark.targets import delta_table_exists
+from runner.spark.targets import delta_table_exists, missing_properties
 
 EVENT_LOG_SCHEMA = (
     "model STRING, batch_id BIGINT, query_id STRING, started_at TIMESTAMP, seconds DOUBLE, "
@@ -139,20 +139,18 @@ def ensure_event_log(spark: SparkSession, target: TargetSpec) -> None:
     both try to create it, and one would fail. An event log made before EVENT_LOG_PROPERTIES
     gets them."""
     location = event_log_location(target)
+    table = f"delta.`{location}`"
     properties = ", ".join(f"'{k}' = '{v}'" for k, v in EVENT_LOG_PROPERTIES.items())
     if not delta_table_exists(spark, location):  # the statement alone costs a Spark job
         spark.sql(
-            f"CREATE TABLE IF NOT EXISTS delta.`{location}` ({EVENT_LOG_SCHEMA}) USING DELTA "
+            f"CREATE TABLE IF NOT EXISTS {table} ({EVENT_LOG_SCHEMA}) USING DELTA "
             f"TBLPROPERTIES ({properties})"
         )
         return
-    rows = spark.sql(f"SHOW TBLPROPERTIES delta.`{location}`").collect()
-    existing = {row["key"]: row["value"] for row in rows}
-    if any(existing.get(key) != value for key, value in EVENT_LOG_PROPERTIES.items()):
+    if missing_properties(spark, table, EVENT_LOG_PROPERTIES):
         # two runners starting together both set them: the one that loses the race retries
-        retry_on_conflict(
-            lambda: spark.sql(f"ALTER TABLE delta.`{location}` SET TBLPROPERTIES ({properties})")
-        )
+        alter = f"ALTER TABLE {table} SET TBLPROPERTIES ({properties})"
+        retry_on_conflict(lambda: spark.sql(alter))
 
 
 def read_history(spark: SparkSession, target: TargetSpec, model: str, limit: int) -> list[Row]:

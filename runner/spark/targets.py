@@ -30,13 +30,18 @@ def ensure_target(spark: SparkSession, project: Project, model: ModelSpec) -> li
         results.append(run_statement(spark, setup.create))
         return results
     results.append(run_statement(spark, setup.attach))
-    existing = {
-        row["key"]: row["value"] for row in spark.sql(f"SHOW TBLPROPERTIES {setup.table}").collect()
-    }
-    missing = {k: v for k, v in setup.properties.items() if existing.get(k) != v}
+    missing = missing_properties(spark, setup.table, setup.properties)
     if missing:
         results.append(run_statement(spark, set_properties_statement(project, model, missing)))
     return results
+
+
+def missing_properties(spark: SparkSession, table: str, wanted: dict[str, str]) -> dict[str, str]:
+    """The properties of ``wanted`` that ``table`` (a name, or delta.`<path>`) does not have
+    with that value."""
+    rows = spark.sql(f"SHOW TBLPROPERTIES {table}").collect()
+    existing = {row["key"]: row["value"] for row in rows}
+    return {key: value for key, value in wanted.items() if existing.get(key) != value}
 
 
 def delta_table_exists(spark: SparkSession, location: Path) -> bool:
