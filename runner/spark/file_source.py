@@ -150,7 +150,7 @@ def prepare_file_batch(
         typed.unpersist()
         raise
     counted = SourceCounts(int(counts["read"]), int(counts["bad"]), int(counts["rescued"]))
-    return SourceBatch(good, counted, typed.unpersist, row_count=counted.rows_parsed)
+    return SourceBatch(good, counted, typed.unpersist, counted=True)
 
 
 # -- splitting files into lines (Python: exact line numbers, CSV quoting, raw JSON) ---------

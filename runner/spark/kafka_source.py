@@ -104,8 +104,7 @@ def prepare_kafka_batch(
         *[F.col(f"_parsed.`{name}`").alias(name) for name in names],
         *[F.col(f"_kafka_{column[len('kafka_') :]}").alias(column) for column in KAFKA_COLUMNS],
     )
-    counted = SourceCounts(rows_read, rows_bad)
-    return SourceBatch(good, counted, parsed.unpersist, row_count=counted.rows_parsed)
+    return SourceBatch(good, SourceCounts(rows_read, rows_bad), parsed.unpersist, counted=True)
 
 
 # -- parsing -------------------------------------------------------------------------------

@@ -35,13 +35,18 @@ class SourceBatch:
     source's counts, and ``release``, which unpersists that frame. The caller must call
     ``release`` exactly once, when the batch is done or has failed.
 
-    ``row_count``: how many rows ``rows`` holds, when the source already counted them (the
-    file and Kafka sources, in the job that fills their cache); None when it did not."""
+    ``counted``: the counts are the source's own (the file and Kafka sources count in the job
+    that fills their cache), so ``rows`` holds ``counts.rows_parsed`` rows."""
 
     rows: DataFrame
     counts: SourceCounts
     release: Callable[[], object]
-    row_count: int | None = None
+    counted: bool = False
+
+    @property
+    def row_count(self) -> int | None:
+        """How many rows ``rows`` holds, when the source counted them; None when it did not."""
+        return self.counts.rows_parsed if self.counted else None
 
 
 def passed_through(batch_df: DataFrame) -> SourceBatch:
