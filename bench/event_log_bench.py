@@ -20,6 +20,7 @@ import statistics
 import sys
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -33,6 +34,8 @@ from runner.spark.delta_log import identity_metadata  # noqa: E402
 from runner.spark.eventlog import (  # noqa: E402
     EVENT_LOG_PROPERTIES,
     EVENT_LOG_SCHEMA,
+    ensure_event_log,
+    event_log_location,
     event_log_transaction,
 )
 from runner.spark.session import build_session  # noqa: E402
@@ -44,7 +47,6 @@ KINDS = {
     "declared": "blind append, identity in userMetadata, checkpoint every 10 commits",
     "runner": "blind append, identity in userMetadata, checkpoint every 100 (the runner)",
 }
-PROPERTIES = {"txn": {}, "declared": {}, "runner": EVENT_LOG_PROPERTIES}
 
 
 def main() -> None:
@@ -52,16 +54,16 @@ def main() -> None:
     parser.add_argument("--appends", type=int, default=60, help="appends of each kind")
     args = parser.parse_args()
     load_before = load_average()
-    spark = build_session(load(REPO, None, {}).target, "event-log-bench")
+    target = load(REPO, None, {}).target
+    spark = build_session(target, "event-log-bench")
     seconds: dict[str, list[float]] = {kind: [] for kind in KINDS}
     with tempfile.TemporaryDirectory(prefix="event-log-bench-") as scratch:
         tables = {kind: Path(scratch) / kind for kind in KINDS}
-        for kind, table in tables.items():
-            properties = ", ".join(f"'{k}' = '{v}'" for k, v in PROPERTIES[kind].items())
-            spark.sql(
-                f"CREATE TABLE delta.`{table}` ({EVENT_LOG_SCHEMA}) USING DELTA"
-                + (f" TBLPROPERTIES ({properties})" if properties else "")
-            )
+        for kind in ("txn", "declared"):  # Delta's defaults
+            spark.sql(f"CREATE TABLE delta.`{tables[kind]}` ({EVENT_LOG_SCHEMA}) USING DELTA")
+        runners = replace(target, warehouse=Path(scratch) / "runner")
+        ensure_event_log(spark, runners)  # as the runner creates it
+        tables["runner"] = event_log_location(runners)
         for batch_id in range(args.appends):
             for kind, table in tables.items():
                 seconds[kind].append(append_one(spark, table, kind, batch_id))
