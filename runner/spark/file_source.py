@@ -149,8 +149,8 @@ def prepare_file_batch(
     except BaseException:
         typed.unpersist()
         raise
-    counted = SourceCounts(int(counts["read"]), int(counts["bad"]), int(counts["rescued"]))
-    return SourceBatch(good, counted, typed.unpersist, counted=True)
+    read = SourceCounts(int(counts["read"]), int(counts["bad"]), int(counts["rescued"]))
+    return SourceBatch(good, read, typed.unpersist, counted=True)
 
 
 # -- splitting files into lines (Python: exact line numbers, CSV quoting, raw JSON) ---------
