@@ -69,25 +69,26 @@ def test_a_replayed_batch_leaves_one_row_and_each_commit_names_its_batch(
     assert not any("txn" in a for a in actions)
 
 
+def checkpoint_interval(spark: SparkSession, location: Path) -> str | None:
+    rows = spark.sql(f"SHOW TBLPROPERTIES delta.`{location}`").collect()
+    return {r["key"]: r["value"] for r in rows}.get("delta.checkpointInterval")
+
+
 def test_the_event_log_checkpoints_every_100_commits_an_older_log_too(
     spark: SparkSession, tmp_path: Path
 ):
-    def interval(location: Path) -> str | None:
-        rows = spark.sql(f"SHOW TBLPROPERTIES delta.`{location}`").collect()
-        return {r["key"]: r["value"] for r in rows}.get("delta.checkpointInterval")
-
     assert EVENT_LOG_PROPERTIES == {"delta.checkpointInterval": "100"}
     new = project_loader.load(write_project(tmp_path / "new", {"m": MODEL})).target
     ensure_event_log(spark, new)
-    assert interval(event_log_location(new)) == "100"
+    assert checkpoint_interval(spark, event_log_location(new)) == "100"
 
     # an event log written before the property: Delta's default (a checkpoint every 10 commits)
     old = project_loader.load(write_project(tmp_path / "old", {"m": MODEL})).target
     location = event_log_location(old)
     spark.sql(f"CREATE TABLE delta.`{location}` ({EVENT_LOG_SCHEMA}) USING DELTA")
-    assert interval(location) is None
+    assert checkpoint_interval(spark, location) is None
     ensure_event_log(spark, old)
-    assert interval(location) == "100"
+    assert checkpoint_interval(spark, location) == "100"
     versions = len(list((location / "_delta_log").glob("*.json")))
     ensure_event_log(spark, old)  # already set: nothing is committed
     assert len(list((location / "_delta_log").glob("*.json"))) == versions == 2
@@ -117,5 +118,4 @@ def test_two_runners_upgrading_an_older_event_log_at_once_both_start(
     for runner in runners:
         runner.join()
     assert failures == []
-    rows = spark.sql(f"SHOW TBLPROPERTIES delta.`{location}`").collect()
-    assert {r["key"]: r["value"] for r in rows}["delta.checkpointInterval"] == "100"
+    assert checkpoint_interval(spark, location) == "100"
