@@ -1,5 +1,6 @@
 """The upsert bench of issue #12: the runner, the seeds' hand-written foreachBatch recipe of the
-same logic, and a plain Delta append, one after another over the same generated order events;
+same logic (as the seeds write it, on Spark's defaults, and again on the runner's Spark
+settings), and a plain Delta append, one after another over the same generated order events;
 then a target-size curve; then a table of ratios and a plot in bench/results/.
 
     bash bench/upsert.sh [--size small|full] [--no-curve]     (installs, then runs this)
@@ -9,7 +10,7 @@ Every step runs as its own process with its own JVM (`runner run`, or a module o
 bench/upsert/ that builds its session from the same project.yml target the runner uses), and
 its wall time and peak memory (RSS over its process tree) are measured from here. At the end
 one more process reads back the targets, the runner's event logs and the Delta histories;
-the bench stops with an error, writing no results, unless the runner's and the recipe's
+the bench stops with an error, writing no results, unless the runner's and both recipes'
 targets hold exactly the rows expected from the input.
 """
 
@@ -59,6 +60,7 @@ from bench.upsert.results import (  # noqa: E402
 )
 
 RESULTS = REPO / "bench" / "results"
+RECIPES = ("recipe", "recipe-tuned")  # the seeds' recipe as written, and on the runner's settings
 RUNNER = Path(sys.executable).with_name("runner")
 
 
@@ -109,16 +111,23 @@ class CurveRun:
 
 
 def run_variants(steps: Steps, size: BenchSize, landing: Path) -> dict[str, tuple[StepRun, Path]]:
-    """runner, recipe, append over the same files; each with its project directory."""
+    """runner, recipe (as the seeds write it), recipe-tuned (on the runner's Spark settings),
+    append over the same files; each with its project directory."""
     work, every = steps.work, size.optimize_every
     runs = {}
     project = orders_project(work / "runner", landing, every)
     runs["runner"] = (steps.run("runner", runner_command(project, ORDERS_MODEL)), project)
-    for name, extra in (("recipe", ["--optimize-every", str(every)]), ("append", [])):
+    optimize = ["--optimize-every", str(every)]
+    handwritten: tuple[tuple[str, str, list[str]], ...] = (
+        ("recipe", "recipe", [*optimize, "--spark-defaults"]),
+        ("recipe-tuned", "recipe", optimize),
+        ("append", "append", []),
+    )
+    for name, module, extra in handwritten:
         project = orders_project(work / name, landing, every)
         step = steps.module(
             name,
-            f"bench.upsert.{name}",
+            f"bench.upsert.{module}",
             *("--project", project, "--landing", landing, "--result", project / "result.json"),
             *extra,
         )
@@ -135,7 +144,7 @@ def runner_command(project: Path, model: str) -> list[str]:
 
 def run_curve(steps: Steps, size: BenchSize) -> list[CurveRun]:
     """Pre-build a target per size and layout in one process, then stream the same batches
-    into each with `runner run`, size by size (both layouts of a size back to back)."""
+    into each with `runner run`, size by size (every layout of a size back to back)."""
     plans = []
     for rows in size.curve_targets:
         batches = curve_batches(rows, size.curve_batches, size.curve_batch_events)
@@ -152,6 +161,7 @@ def run_curve(steps: Steps, size: BenchSize) -> list[CurveRun]:
             "rows": plan.rows,
             "files": curve_files(plan.rows),
             "cluster_by": plan.layout.cluster_by,
+            "table_properties": dict(plan.layout.table_properties),
         }
         for plan in plans
     ]
@@ -171,11 +181,11 @@ def read_back(
 ) -> dict[str, Any]:
     runner_project = variants["runner"][1]
     runner_target = runner_project / "warehouse" / "bench" / "orders"
-    recipe_target = variants["recipe"][1] / "warehouse" / "bench" / "orders"
+    recipes = {name: variants[name][1] / "warehouse" / "bench" / "orders" for name in RECIPES}
     request = {
         "session_project": str(runner_project),
         "expected": str(steps.work / "expected.jsonl"),
-        "compare": {"runner": str(runner_target), "recipe": str(recipe_target)},
+        "compare": {"runner": str(runner_target), **{n: str(t) for n, t in recipes.items()}},
         "counts": {
             "append": str(variants["append"][1] / "warehouse" / "bench" / "orders_appended"),
             **{c.plan.name: str(table_location(c.plan.project, CURVE_TABLE)) for c in curve},
@@ -186,7 +196,7 @@ def read_back(
         },
         "histories": {
             "runner": str(table_location(runner_project, ORDERS_TABLE)),
-            "recipe": str(recipe_target),
+            **{n: str(t) for n, t in recipes.items()},
             **{c.plan.name: str(table_location(c.plan.project, CURVE_TABLE)) for c in curve},
         },
     }
@@ -241,7 +251,7 @@ def variant_results(
     step, _ = variants["runner"]
     logs, histories = answer["event_logs"], answer["histories"]
     results = {"runner": runner_result("runner", step, logs["runner"], histories["runner"])}
-    for name in ("recipe", "append"):
+    for name in (*RECIPES, "append"):
         step, project = variants[name]
         written = json.loads((project / "result.json").read_text())
         results[name] = VariantResult(

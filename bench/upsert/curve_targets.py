@@ -3,7 +3,8 @@ streaming, in the target's location in its curve project (where `runner run` att
 
     python -m bench.upsert.curve_targets REQUEST.json
 
-REQUEST.json: ``[{"project": DIR, "rows": N, "files": F, "cluster_by": [...]}, ...]``. Rows are
+REQUEST.json: ``[{"project": DIR, "rows": N, "files": F, "cluster_by": [...],
+"table_properties": {...}}, ...]``. Rows are
 orders ``o00000000 ..`` with ``updated_at`` older than every curve event. A plain target's
 files each hold keys from the whole range (round-robin); a clustered one (``CLUSTER BY``) is
 written range-partitioned and sorted by the clustering columns: the layout clustering makes,
@@ -38,10 +39,19 @@ def target_rows(spark: SparkSession, rows: int) -> DataFrame:
 
 
 def build(
-    spark: SparkSession, location: Path, rows: int, files: int, cluster_by: list[str]
+    spark: SparkSession,
+    location: Path,
+    rows: int,
+    files: int,
+    cluster_by: list[str],
+    properties: dict[str, str],
 ) -> None:
     clustering = f" CLUSTER BY ({', '.join(cluster_by)})" if cluster_by else ""
-    spark.sql(f"CREATE TABLE delta.`{location}` ({TARGET_COLUMNS}) USING DELTA{clustering}")
+    settings = ", ".join(f"'{key}' = '{value}'" for key, value in properties.items())
+    spark.sql(
+        f"CREATE TABLE delta.`{location}` ({TARGET_COLUMNS}) USING DELTA{clustering}"
+        + (f" TBLPROPERTIES ({settings})" if settings else "")
+    )
     frame = target_rows(spark, rows)
     if cluster_by:
         frame = frame.repartitionByRange(files, *cluster_by).sortWithinPartitions(*cluster_by)
@@ -58,7 +68,14 @@ def main() -> None:
         spark = spark or build_session(project.target, app_name="bench:curve-targets")
         location = project.target.table_location(CURVE_TABLE)
         started = time.monotonic()
-        build(spark, location, int(item["rows"]), int(item["files"]), list(item["cluster_by"]))
+        build(
+            spark,
+            location,
+            int(item["rows"]),
+            int(item["files"]),
+            list(item["cluster_by"]),
+            dict(item.get("table_properties", {})),
+        )
         print(
             f"built {item['rows']:,} rows in {item['files']} files at {location} "
             f"in {time.monotonic() - started:.1f}s",

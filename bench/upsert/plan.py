@@ -1,7 +1,7 @@
 """What the upsert bench runs at each size, and the target layouts of its target-size curve.
 
 Pure: no pyspark. `full` is the input of issue #12; `small` exercises every part (the three
-variants, OPTIMIZE, the curve with both layouts, the plot) in a few minutes, with numbers that
+variants, OPTIMIZE, the curve with every layout, the plot) in a few minutes, with numbers that
 say nothing about the goals.
 """
 
@@ -58,6 +58,7 @@ class Layout:
     description: str
     cluster_by: tuple[str, ...] = ()
     prune_by: tuple[str, ...] = ()
+    table_properties: tuple[tuple[str, str], ...] = ()  # set when the target is built
 
 
 LAYOUTS = (
@@ -67,6 +68,12 @@ LAYOUTS = (
         "liquid clustering by order_id (files hold key ranges); merge() with prune_by=order_id",
         cluster_by=("order_id",),
         prune_by=("order_id",),
+    ),
+    Layout(
+        "deletion-vectors",
+        "files hold random keys, with deletion vectors on (a MERGE marks a changed row deleted "
+        "instead of rewriting its file); merge() without prune_by",
+        table_properties=(("delta.enableDeletionVectors", "true"),),
     ),
 )
 RECOMMENDED_LAYOUT = "clustered"  # docs/macros/merge.md: prune_by with a layout by the key

@@ -11,7 +11,7 @@ from bench.upsert.results import BenchResults
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
 
-COLOURS = {"runner": "#1f77b4", "recipe": "#ff7f0e", "append": "#2ca02c"}
+COLOURS = {"runner": "#1f77b4", "recipe": "#ff7f0e", "recipe-tuned": "#ffbb78", "append": "#2ca02c"}
 
 
 def write_plot(results: BenchResults, path: Path) -> None:

@@ -109,5 +109,7 @@ def curve_project(root: Path, landing: Path, layout: Layout) -> Path:
         for key, columns in (("cluster_by", layout.cluster_by), ("prune_by", layout.prune_by))
         if columns
     )
+    if layout.table_properties:
+        options += f"\n    table_properties={dict(layout.table_properties)!r},"
     sql = CURVE_SQL.format(table=CURVE_TABLE, columns=TARGET_COLUMNS, layout=options)
     return write_project(root, "events", landing, {CURVE_MODEL: sql})

@@ -4,6 +4,10 @@ with the sequence guard applies updates, inserts and deletes, and OPTIMIZE ZORDE
 every N-th batch (batch ids from 0, as the runner's optimize_every).
 
     python -m bench.upsert.recipe --project DIR --landing DIR --result FILE --optimize-every N
+        [--spark-defaults]
+
+With ``--spark-defaults`` it runs as the seeds write it, on Spark's and Delta's defaults for
+the settings the runner tunes (issue #12's baseline); without, on the runner's settings.
 """
 
 from __future__ import annotations
@@ -42,7 +46,8 @@ WHEN NOT MATCHED AND s.op <> '{DELETE_OP}' THEN INSERT *
 
 def main() -> None:
     args = arguments(__doc__ or "")
-    spark, warehouse = runner_like_session(args.project, "bench:recipe")
+    variant = "recipe" if args.spark_defaults else "recipe-tuned"
+    spark, warehouse = runner_like_session(args.project, f"bench:{variant}", args.spark_defaults)
     location = warehouse / "bench" / "orders"
     spark.sql("CREATE SCHEMA IF NOT EXISTS bench")
     spark.sql(
@@ -58,7 +63,7 @@ def main() -> None:
         if args.optimize_every and (batch_id + 1) % args.optimize_every == 0:
             session.sql(f"OPTIMIZE {ORDERS_TABLE} ZORDER BY ({ZORDER_BY})")
 
-    result = HandwrittenResult("recipe")
+    result = HandwrittenResult(variant)
     run_available_now(spark, args.landing, warehouse.parent / "checkpoint", upsert, result)
     result.write(args.result)
     spark.stop()
