@@ -50,7 +50,7 @@ MODELS = {
         "{{ scd2(delete_column='op') }};\n"
     ),
 }
-# Half the profile's examples (tests/conftest.py: 6 by default, 60 with --slow), each carrying the
+# Half the profile's examples (tests/conftest.py: 4 by default, 60 with --slow), each carrying the
 # keys of two.
 EXAMPLES = max(2, settings.default.max_examples // 2)
 PROPERTY_SETTINGS = settings(
