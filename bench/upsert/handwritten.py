@@ -1,5 +1,6 @@
 """What the hand-written variants (the recipe and the plain append) share: a SparkSession built
-exactly as the runner builds it, the stream of order files, and a clock around each
+as the runner builds it (for the recipe as the seeds write it, with the settings the runner
+tunes back at their defaults), the stream of order files, and a clock around each
 foreachBatch call.
 
 Run as its own process per variant (``python -m bench.upsert.recipe ...``), so each variant
