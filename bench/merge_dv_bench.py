@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import os
-import random
 import statistics
 import sys
 import tempfile
@@ -25,21 +24,14 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from pyspark.sql import DataFrame, SparkSession  # noqa: E402
+from pyspark.sql import SparkSession  # noqa: E402
 
+from bench.merge_batches import MERGE, batch_of, build_target  # noqa: E402
 from bench.upsert.processes import load_average  # noqa: E402
 from runner.project import load  # noqa: E402
 from runner.spark.session import build_session  # noqa: E402
 
 RESULTS = REPO / "bench" / "results" / "merge-dv.md"
-BATCH_EVENTS = 2_000
-MERGE = """MERGE INTO delta.`{table}` AS t USING batch AS s ON t.order_id = s.order_id
-WHEN MATCHED AND s.updated_at > t.updated_at AND s.op = 'D' THEN DELETE
-WHEN MATCHED AND s.updated_at > t.updated_at THEN UPDATE SET
-  t.customer_id = s.customer_id, t.status = s.status, t.amount = s.amount,
-  t.updated_at = s.updated_at
-WHEN NOT MATCHED AND s.op <> 'D' THEN INSERT (order_id, customer_id, status, amount, updated_at)
-  VALUES (s.order_id, s.customer_id, s.status, s.amount, s.updated_at)"""
 METRICS = ("executionTimeMs", "scanTimeMs", "rewriteTimeMs", "numTargetRowsCopied")
 
 
@@ -72,38 +64,6 @@ def main() -> None:
     spark.stop()
     write_results(rows, load_before, load_average(), args)
     print(RESULTS.read_text())
-
-
-def build_target(spark: SparkSession, table: Path, size: int, dv: bool) -> None:
-    spark.range(size).selectExpr(
-        "format_string('o%09d', id) AS order_id",
-        "format_string('c%05d', id % 5000) AS customer_id",
-        "'created' AS status",
-        "CAST(id % 1000 AS DECIMAL(10,2)) AS amount",
-        "TIMESTAMP'2024-01-01 00:00:00' AS updated_at",
-    ).repartition(max(1, size // 250_000)).write.format("delta").option(
-        "delta.enableDeletionVectors", str(dv).lower()
-    ).save(str(table))
-
-
-def batch_of(spark: SparkSession, size: int, number: int) -> DataFrame:
-    rng = random.Random(number)
-    events: dict[int, tuple] = {}
-    for i in range(BATCH_EVENTS):
-        key = rng.randrange(size) if rng.random() < 0.8 else size + number * BATCH_EVENTS + i
-        op = "D" if rng.random() < 0.02 else "U"
-        events[key] = (f"o{key:09d}", f"c{key % 5000:05d}", "paid", key % 97, number, op)
-    return spark.createDataFrame(
-        list(events.values()),
-        "order_id STRING, customer_id STRING, status STRING, amount INT, minute INT, op STRING",
-    ).selectExpr(
-        "order_id",
-        "customer_id",
-        "status",
-        "CAST(amount AS DECIMAL(10,2)) AS amount",
-        "TIMESTAMP'2024-01-02 00:00:00' + make_interval(0, 0, 0, 0, 0, minute, 0) AS updated_at",
-        "op",
-    )
 
 
 class Run:
