@@ -27,8 +27,6 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -41,7 +39,7 @@ from pyspark.sql import SparkSession  # noqa: E402
 from bench.merge_batches import MERGE, batch_of, build_target  # noqa: E402
 from bench.upsert.processes import load_average  # noqa: E402
 from runner.project import load  # noqa: E402
-from runner.spark.session import build_session  # noqa: E402
+from runner.spark.session import build_session, temporary_conf  # noqa: E402
 
 RESULTS = REPO / "bench" / "results"
 DEFAULT_SIZE = 20_000
@@ -103,7 +101,7 @@ def main() -> None:
             batch.count()
             batch.createOrReplaceTempView("batch")
             for name, settings in VARIANTS.items():
-                with session_settings(spark, settings):
+                with temporary_conf(spark, settings):
                     merge_once(spark, targets[name], samples[name])
                 started = time.perf_counter()
                 batch.write.format("delta").mode("append").save(str(appended[name]))
@@ -120,22 +118,6 @@ def main() -> None:
     )
     results.write_text(report(samples, args, load_before, load_average()))
     print(results.read_text())
-
-
-@contextmanager
-def session_settings(spark: SparkSession, settings: dict[str, str]) -> Iterator[None]:
-    """Set Spark settings for the length of a block, then put back what was there."""
-    before = {key: spark.conf.get(key, None) for key in settings}
-    for key, value in settings.items():
-        spark.conf.set(key, value)
-    try:
-        yield
-    finally:
-        for key, previous in before.items():
-            if previous is None:
-                spark.conf.unset(key)
-            else:
-                spark.conf.set(key, previous)
 
 
 def merge_once(spark: SparkSession, target: Path, samples: Samples) -> None:

@@ -8,6 +8,7 @@ import logging
 import os
 import sys
 import threading
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 from pyspark.sql import SparkSession
@@ -140,3 +141,20 @@ def release_connect_session(spark: SparkSession) -> None:
         client.release_session()
     with contextlib.suppress(Exception):
         client.close()
+
+
+@contextlib.contextmanager
+def temporary_conf(spark: SparkSession, settings: Mapping[str, str]) -> Iterator[None]:
+    """Set session settings for the length of a block, then put back what was there (a setting
+    that was not set is unset again)."""
+    previous = {key: spark.conf.get(key, None) for key in settings}
+    for key, value in settings.items():
+        spark.conf.set(key, value)
+    try:
+        yield
+    finally:
+        for key, value_before in previous.items():
+            if value_before is None:
+                spark.conf.unset(key)
+            else:
+                spark.conf.set(key, value_before)

@@ -13,8 +13,6 @@ import dataclasses
 import shutil
 import tempfile
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 from py4j.protocol import Py4JError
@@ -27,6 +25,7 @@ from runner.errors import RunnerError
 from runner.project import Project
 from runner.spark.batch import run_batch
 from runner.spark.frames import text_rows, typed_frame
+from runner.spark.session import temporary_conf
 from runner.spark.targets import ensure_target, latest_version, registration
 from runner.testing.diff import RowDiff, diff_rows, diff_table
 from runner.testing.results import ERROR, FAIL, TestResult
@@ -40,6 +39,10 @@ from runner.testing.unit_specs import (
 )
 from runner.testing.values import Column
 
+# Settings for a few rows, for the length of a test: one shuffle partition (the target's count is
+# sized for real batches and would only make each MERGE write more tiny files) and no adaptive
+# re-planning (it costs more than it saves on a few rows; measured: unit tests ~30% faster).
+# The statements and the code path are the same as in a stream.
 SMALL_DATA_CONF = {"spark.sql.shuffle.partitions": "1", "spark.sql.adaptive.enabled": "false"}
 
 
@@ -50,7 +53,7 @@ def run_unit_test(spark: SparkSession, project: Project, test: UnitTestSpec) -> 
     scratch = Path(tempfile.mkdtemp(prefix="runner-unit-"))
     model = project.models[test.model]
     try:
-        with _small_data_conf(spark):
+        with temporary_conf(spark, SMALL_DATA_CONF):
             diffs = _run_in(spark, _scratch_project(project, scratch), model, test)
         failed = [(title, diff) for title, diff in diffs if not diff.ok]
         if failed:
@@ -66,25 +69,6 @@ def run_unit_test(spark: SparkSession, project: Project, test: UnitTestSpec) -> 
         shutil.rmtree(scratch, ignore_errors=True)
     result.seconds = time.monotonic() - started
     return result
-
-
-@contextmanager
-def _small_data_conf(spark: SparkSession) -> Iterator[None]:
-    """Settings for a few rows, restored afterwards: one shuffle partition (the target's count is
-    sized for real batches and would only make each MERGE write more tiny files) and no adaptive
-    re-planning (it costs more than it saves on a few rows; measured: unit tests ~30% faster).
-    The statements and the code path are the same as in a stream."""
-    previous: dict[str, str | None] = {key: spark.conf.get(key) for key in SMALL_DATA_CONF}
-    for key, setting in SMALL_DATA_CONF.items():
-        spark.conf.set(key, setting)
-    try:
-        yield
-    finally:
-        for key, value in previous.items():
-            if value is None:
-                spark.conf.unset(key)
-            else:
-                spark.conf.set(key, value)
 
 
 def _scratch_project(project: Project, scratch: Path) -> Project:
