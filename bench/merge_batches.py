@@ -13,6 +13,8 @@ from pathlib import Path
 
 from pyspark.sql import DataFrame, SparkSession
 
+from runner.spark.delta_log import newest_commits
+
 BATCH_EVENTS = 2_000
 MERGE = """MERGE INTO delta.`{table}` AS t USING batch AS s ON t.order_id = s.order_id
 WHEN MATCHED AND s.updated_at > t.updated_at AND s.op = 'D' THEN DELETE
@@ -55,3 +57,12 @@ def batch_of(spark: SparkSession, size: int, number: int) -> DataFrame:
         "TIMESTAMP'2024-01-02 00:00:00' + make_interval(0, 0, 0, 0, 0, minute, 0) AS updated_at",
         "op",
     )
+
+
+def last_commit_metrics(table: Path) -> dict[str, str]:
+    """Delta's operationMetrics of the table's newest commit, read from its ``_delta_log`` (no
+    Spark job, so nothing of it shows among the next statement's SQL executions)."""
+    commit = next(newest_commits(table, 1), None)
+    if commit is None:
+        raise RuntimeError(f"no Delta commit at {table}")
+    return commit.metrics

@@ -26,7 +26,12 @@ sys.path.insert(0, str(REPO))
 
 from pyspark.sql import SparkSession  # noqa: E402
 
-from bench.merge_batches import MERGE, batch_of, build_target  # noqa: E402
+from bench.merge_batches import (  # noqa: E402
+    MERGE,
+    batch_of,
+    build_target,
+    last_commit_metrics,
+)
 from bench.upsert.processes import load_average  # noqa: E402
 from runner.project import load  # noqa: E402
 from runner.spark.session import build_session  # noqa: E402
@@ -77,9 +82,9 @@ class Run:
         started = time.perf_counter()
         spark.sql(MERGE.format(table=table)).collect()
         self.seconds.append(time.perf_counter() - started)
-        history = spark.sql(f"DESCRIBE HISTORY delta.`{table}` LIMIT 1").collect()[0]
+        metrics = last_commit_metrics(table)
         for name in METRICS:
-            self.metrics[name].append(float(history["operationMetrics"].get(name) or 0))
+            self.metrics[name].append(float(metrics.get(name) or 0))
 
 
 def write_results(rows: list, load_before: str, load_after: str, args: argparse.Namespace) -> None:

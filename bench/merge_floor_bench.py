@@ -36,7 +36,12 @@ sys.path.insert(0, str(REPO))
 
 from pyspark.sql import SparkSession  # noqa: E402
 
-from bench.merge_batches import MERGE, batch_of, build_target  # noqa: E402
+from bench.merge_batches import (  # noqa: E402
+    MERGE,
+    batch_of,
+    build_target,
+    last_commit_metrics,
+)
 from bench.upsert.processes import load_average  # noqa: E402
 from runner.project import load  # noqa: E402
 from runner.spark.session import build_session, temporary_conf  # noqa: E402
@@ -132,8 +137,7 @@ def merge_once(spark: SparkSession, target: Path, samples: Samples) -> None:
     for name, _ in STEPS:
         samples.add(name, steps.get(name, 0.0))
     samples.add("rest", wall - sum(steps.values()))
-    history = spark.sql(f"DESCRIBE HISTORY delta.`{target}` LIMIT 1").collect()[0]
-    metrics = history["operationMetrics"]
+    metrics = last_commit_metrics(target)
     for name in DELTA_METRICS:
         samples.add(name, float(metrics.get(name) or 0) / 1000)
 
