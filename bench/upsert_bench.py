@@ -40,7 +40,14 @@ from bench.upsert.events import (  # noqa: E402
     land_files,
     write_expected,
 )
-from bench.upsert.plan import LAYOUTS, SIZES, BenchSize, Layout, curve_files  # noqa: E402
+from bench.upsert.plan import (  # noqa: E402
+    LAYOUTS,
+    RECIPES,
+    SIZES,
+    BenchSize,
+    Layout,
+    curve_files,
+)
 from bench.upsert.processes import StepRun, load_average, run_step  # noqa: E402
 from bench.upsert.projects import (  # noqa: E402
     CURVE_MODEL,
@@ -60,7 +67,6 @@ from bench.upsert.results import (  # noqa: E402
 )
 
 RESULTS = REPO / "bench" / "results"
-RECIPES = ("recipe", "recipe-tuned")  # the seeds' recipe as written, and on the runner's settings
 RUNNER = Path(sys.executable).with_name("runner")
 
 

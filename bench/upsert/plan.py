@@ -46,6 +46,9 @@ SIZES = {
     ),
 }
 
+# the seeds' recipe as they write it (Spark's and Delta's defaults: issue #12's baseline), and
+# the same recipe on the runner's settings
+RECIPES = ("recipe", "recipe-tuned")
 ZORDER_BY = "order_id"  # the seeds' recipe Z-orders by the MERGE key; the runner model too
 CURVE_ROWS_PER_FILE = 25_000  # pre-built targets: one file per 25,000 rows (at least 2)
 

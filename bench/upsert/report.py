@@ -6,7 +6,7 @@ import os
 import statistics
 from collections.abc import Iterable
 
-from bench.upsert.plan import LAYOUTS, curve_files
+from bench.upsert.plan import LAYOUTS, RECIPES, curve_files
 from bench.upsert.results import BenchResults, VariantResult, medians_of, mib
 
 # issue #12, full size on a quiet 2-core machine: (wall s, median batch s)
@@ -195,7 +195,7 @@ def phase_breakdown(runner: VariantResult) -> list[str]:
 
 
 def merge_metrics(results: BenchResults) -> list[str]:
-    upserts = {n: results.variants[n].merge_medians() for n in ("runner", "recipe", "recipe-tuned")}
+    upserts = {n: results.variants[n].merge_medians() for n in ("runner", *RECIPES)}
     keys = list(dict.fromkeys(k for medians in upserts.values() for k in medians))
     if not keys:
         return []
@@ -212,7 +212,7 @@ def merge_metrics(results: BenchResults) -> list[str]:
 
 
 def handwritten_triggers(results: BenchResults) -> list[str]:
-    variants = [results.variants[n] for n in ("recipe", "recipe-tuned", "append")]
+    variants = [results.variants[n] for n in (*RECIPES, "append")]
     lines = [
         "Spark's own durations per trigger of the hand-written variants "
         "(StreamingQueryProgress.durationMs, median, ms): `addBatch` is the foreachBatch call, "
