@@ -70,6 +70,23 @@ PAGES: dict[str, dict[str, str]] = {
             "events then lose against it, and a newer one revives the key. Hide tombstones from "
             "readers with a view: `CREATE VIEW silver.orders_live AS SELECT * FROM silver.orders "
             "WHERE NOT is_deleted`.\n\n"
+            "**The same events, the same table.** Given `sequence_by`, the target after a set "
+            "of events is the same however they are cut into micro-batches (one batch, one "
+            "batch per event, any split; redeliveries included) and, with the exceptions "
+            "below, in whatever order they arrive: a key's events act as if applied one at a "
+            "time in sequence order, and an event not newer than its key's row is ignored. "
+            "`scd2()` keeps the same rule for its history rows (docs/macros/scd2.md). "
+            "Three options keep it only while each key's events arrive in sequence order, "
+            "because the target keeps no memory of what a late event would have changed: hard "
+            "deletes (an event older than a delete that arrives after it inserts the key "
+            "again; tombstones do not), `truncate_when` (an event older than a truncate that "
+            "arrives after it is applied) and `ignore_null_updates` (a late event is ignored "
+            "whole, even a value that a newer event left NULL). Two different events of one "
+            "key with equal sequence values are decided by the tie-break within a batch, but "
+            "across batches the first one applied stays: when that can happen, make the "
+            "sequence unique per key (`sequence_by=['updated_at', 'version']`). "
+            "`tests/spark/test_batch_invariance.py` holds every option to this rule on real "
+            "Delta, against a Python oracle that applies events one at a time.\n\n"
             "**Modes.** `mode='insert_only'` (only new keys; Delta runs an insert-only MERGE), "
             "`mode='update_only'` (only known keys). `update_columns=[...]` / "
             "`exclude_columns=[...]` choose what an update writes (the sequence column is always "
@@ -114,12 +131,15 @@ PAGES: dict[str, dict[str, str]] = {
         "intro": (
             "Slowly changing dimension type 2 in one MERGE per batch: the key's current row is "
             "closed (`valid_to` = the first new version's sequence value, `is_current = false`) "
-            "and every new version in the batch is inserted, valid until the next one (LEAD over "
-            "the batch's versions of the key), so several changes of a key in one batch are "
-            "applied in order. A delete is a version with `is_deleted = true`; it closes the "
-            "version before it and blocks late events from resurrecting the key. Events not "
-            "newer than the key's current version (late arrivals, redeliveries) are ignored: "
-            "history is appended, never rewritten. Keys and sequence values must not be NULL. "
+            "and every new version in the batch is inserted, valid until the next one, so "
+            "several changes of a key in one batch are applied in order. A version that "
+            "arrives late is put at its place in the key's history: the version before it now "
+            "ends where the late one starts, and the late one ends where the next begins. So "
+            "the history does not depend on how the events fall into batches nor on the order "
+            "they arrive in (the rule of docs/macros/merge.md); a redelivered version is no "
+            "new version. A delete is a version with `is_deleted = true`; it closes the "
+            "version before it, and a late event older than it cannot resurrect the key. Keys "
+            "and sequence values must not be NULL. "
             "Being one MERGE, a batch is applied atomically and, under the runner's "
             "idempotent-write identity, exactly once.\n\n"
             "The linter's DL003 cannot prove that only one source row per key can match (the "
@@ -209,12 +229,15 @@ OPTIONS: dict[str, list[tuple[str, str, str]]] = {
         ),
         (
             "`ignore_null_updates=true` (partial updates)",
-            "A NULL in the source keeps the target's value: `t.c = coalesce(s.c, t.c)`. Rows of "
-            "one key in one batch are folded first, in sequence order, each column taking its "
-            "newest non-NULL value, from the key's last delete in the batch on (a delete "
-            "forgets what came before it). The fold is applied when its newest event is newer "
-            "than the target row. With tombstones, a revival keeps the tombstone's values for "
-            "the columns it leaves NULL.",
+            "A NULL in the source keeps the target's value. The batch's events of a key are "
+            "folded into one row, as if they had come one per batch in sequence order: only "
+            "events newer than the key's target row count (a late event is ignored, as it "
+            "would be alone), each column takes its newest non-NULL value, and a delete "
+            "forgets everything before it, the target's values included. When the newest event "
+            "is a delete, the tombstone holds that event's own values; a revival starts from "
+            "nothing, as a new key would. The fold reads the target (a join on the key, pruned "
+            "by `prune_by`) to know each key's row. Events must arrive in sequence order for "
+            "the rule above to hold (see *The same events, the same table*).",
             ORDERS_CONFIG % ("'updated_at'", ", is_deleted BOOLEAN")
             + "{{ merge(delete_column='op', deletes='tombstone', ignore_null_updates=true) }};\n",
         ),
@@ -227,7 +250,10 @@ OPTIONS: dict[str, list[tuple[str, str, str]]] = {
             "the key's current row in place (its values and its sequence column; `valid_from` "
             "stays), so no new version. A delete, a revival after a delete and a new key always "
             "make a version. Within a batch, an untracked change after a new version is folded "
-            "into that version.",
+            "into that version. Tracking keeps the rule of docs/macros/merge.md only while "
+            "each key's events arrive in sequence order: an event not newer than the key's "
+            "current version is ignored, since an in-place update leaves no trace of the "
+            "events it folded.",
             ORDERS_CONFIG % ("'updated_at'", HISTORY_COLUMNS)
             + "{{ scd2(delete_column='op', track_history_on=['status']) }}  -- noqa: DL003\n;\n",
         ),
@@ -260,6 +286,46 @@ def compiled_options(name: str) -> list[str]:
         parts += [f"### {title}\n", prose + "\n", "```sql\n" + model_text + "```\n"]
         parts += ["Compiled, `runner compile`:\n", "```sql\n" + sql + "\n```\n"]
     return ["## Options\n", *parts] if parts else []
+
+
+SAME_EVENTS = REPO / "docs" / "examples" / "same_events"
+# name -> (section title, prose, the example's model)
+WORKED_EXAMPLES: dict[str, tuple[str, str, str]] = {
+    "merge": (
+        "The rule, in two cases",
+        "Two cases where folding the events of one batch could break the rule, as unit tests "
+        "(docs/testing.md) of a model with `ignore_null_updates=true`: a late event inside a "
+        "batch is ignored, as it would be alone, and a delete inside a batch forgets the row, "
+        "as it does across batches. The project is `docs/examples/same_events/`; the suite "
+        "runs its unit tests.",
+        "orders_partial",
+    ),
+    "scd2": (
+        "A late version",
+        "The same three events give the same history whether the late one comes in a batch "
+        "of its own or with the others. The project is `docs/examples/same_events/`; the "
+        "suite runs its unit tests.",
+        "orders_history",
+    ),
+}
+
+
+def worked_example(name: str) -> list[str]:
+    """The section that shows the rule on the example project: the model, its unit tests and
+    what `runner test` printed for them (captured in runner-test-<model>.txt)."""
+    if name not in WORKED_EXAMPLES:
+        return []
+    title, prose, model = WORKED_EXAMPLES[name]
+    output = (SAME_EVENTS / f"runner-test-{model}.txt").read_text()
+    return [
+        f"## {title}\n",
+        prose + "\n",
+        f"`models/{model}.sql`:\n",
+        "```sql\n" + (SAME_EVENTS / "models" / f"{model}.sql").read_text() + "```\n",
+        f"`models/{model}.yml`:\n",
+        "```yaml\n" + (SAME_EVENTS / "models" / f"{model}.yml").read_text() + "```\n",
+        f"```\n$ runner test -s {model}\n" + output + "```\n",
+    ]
 
 
 def load_example(root: Path, model_text: str) -> tuple[Project, ModelSpec]:
@@ -316,6 +382,7 @@ def render_page(name: str, page: dict[str, str]) -> str:
         parts.append(f"Compiled, {title}:\n")
         parts.append("```sql\n" + sql + "\n```\n")
     parts += compiled_options(name)
+    parts += worked_example(name)
     parts.append(
         "_Generated by `scripts/macro_docs.py` from the macro and the runner's compile path; "
         "`tests/unit/test_macros.py` checks it is current._\n"

@@ -461,9 +461,10 @@ class SequenceByNotCompared(Rule):
 
     `sequence_by` names the column that orders versions of a key. A MERGE into the model's
     target must use it in a `WHEN MATCHED` condition (e.g. `s.updated_at > t.updated_at`), or
-    filter its source against the target on it (a `USING` subquery that reads the target and
-    keeps only events newer than its row, as `scd2()` does), or a late, older event overwrites
-    a newer row. The `merge()` and `scd2()` macros add the guard themselves.
+    compare its source with the target on it (a `USING` subquery that reads the target and
+    keeps only events newer than its row, or places each event among the target's versions by
+    it, as `scd2()` does), or a late, older event overwrites a newer row. The `merge()` and
+    `scd2()` macros add the guard themselves.
     """
 
     code = "DL014"
@@ -601,7 +602,8 @@ def _source_filtered_on(merge: exp.Merge, column: str) -> bool:
     """Is the MERGE's source a query that reads the target and compares ``column`` in it?
 
     The guard of a MERGE that keeps only events newer than the target's row before matching
-    (``... LEFT JOIN <target> ... WHERE b.updated_at > c.updated_at``).
+    (``... LEFT JOIN <target> ... WHERE b.updated_at > c.updated_at``), or that places each
+    event among the target's versions by it (``h.valid_from = b.updated_at``, as ``scd2()``).
     """
     using = merge.args.get("using")
     query = using.this if isinstance(using, exp.Subquery) else None
@@ -612,7 +614,7 @@ def _source_filtered_on(merge: exp.Merge, column: str) -> bool:
         return False
     return any(
         any(c.name.lower() == column for c in compare.find_all(exp.Column))
-        for compare in query.find_all(exp.GT, exp.GTE, exp.LT, exp.LTE)
+        for compare in query.find_all(exp.GT, exp.GTE, exp.LT, exp.LTE, exp.EQ)
     )
 
 

@@ -29,7 +29,8 @@
                         columns are added to the target
       except_columns    columns never copied to the target (neither inserted nor updated)
       ignore_null_updates  true: a NULL in the source keeps the target's value (partial
-                        updates); rows of a key in one batch are folded in sequence order first
+                        updates); a key's events newer than its row are folded in sequence
+                        order first, a delete forgetting what came before it
       truncate_when     a condition on batch rows ("op = 'T'"): when a row matches, the target
                         is emptied (its own idempotent statement), and only the batch's rows
                         newer than the newest truncate row are applied after it
@@ -151,30 +152,72 @@ WHEN MATCHED THEN DELETE
 {%- endmacro %}
 
 
-{#- ignore_null_updates: each column of a key's newest row is its newest non-NULL value in the
-    batch, counting only rows from the key's last delete on -#}
+{#- ignore_null_updates: the batch's events of a key folded into the one row the MERGE applies,
+    as if they had come one per batch in sequence order. Only events newer than the key's
+    target row count (a late event is ignored, as it would be alone); the newest delete cuts
+    off everything before it, the target's values included; each column is then its newest
+    non-NULL value after that delete, else the target's value (a live row only). When the
+    newest event is the delete itself, the row is that event's own values. -#}
 {%- macro merge_folded_source(m) -%}
+{%- set keys_of = namespace(b=[], target=[]) -%}
+{%- for key in m.keys -%}
+{%- set keys_of.b = keys_of.b + ['b.' ~ key] -%}
+{%- set keys_of.target = keys_of.target + ['b.' ~ key ~ (' <=> ' if m.null_safe else ' = ') ~ '__target.' ~ key] -%}
+{%- endfor -%}
+{%- if m.seqs | length > 1 -%}
+{%- set newer = 'struct(b.' ~ m.seqs | join(', b.') ~ ') > struct(__target.' ~ m.seqs | join(', __target.') ~ ')' -%}
+{%- set b_seq = 'struct(b.' ~ m.seqs | join(', b.') ~ ')' -%}
+{%- else -%}
+{%- set newer = 'b.' ~ m.seqs[0] ~ ' > __target.' ~ m.seqs[0] -%}
+{%- set b_seq = 'b.' ~ m.seqs[0] -%}
+{%- endif -%}
+{%- set b_delete = ("coalesce(b." ~ m.delete_column ~ " IN ('" ~ m.delete_values | join("', '") ~ "'), false)") if m.delete_column else 'false' -%}
+{%- set carried = m.updated | reject('in', m.seqs) | list -%}
+{%- set read = namespace(columns=m.keys + m.seqs) -%}
+{%- for column in carried if column | lower not in m.key_lower -%}
+{%- set read.columns = read.columns + [column ~ ' AS __target_' ~ column] -%}
+{%- endfor -%}
+{%- if m.tombstones -%}
+{%- set read.columns = read.columns + [m.tombstone_column ~ ' AS __target_deleted'] -%}
+{%- endif -%}
 {%- set ordering = namespace(columns=m.seqs) -%}
 {%- if m.ties is not string and m.ties is not false -%}
 {%- for column in m.ties -%}{%- set ordering.columns = ordering.columns + [column ~ ' DESC'] -%}{%- endfor -%}
 {%- endif -%}
-{%- set window = 'OVER (PARTITION BY ' ~ m.keys | join(', ') ~ ' ORDER BY ' ~ ordering.columns | join(', ') ~ ' ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING)' -%}
+{%- set window = 'OVER __events' -%}
+{%- set live_target = '__last_delete IS NULL' ~ (' AND NOT coalesce(__target_deleted, false)' if m.tombstones else '') -%}
+{%- set carried_lower = carried | map('lower') | list -%}
 {%- set filled = namespace(columns=[]) -%}
 {%- for column in m.source_columns -%}
 {%- if column | lower in m.key_lower + m.seq_lower or column | lower == (m.delete_column or '') | lower -%}
 {%- set filled.columns = filled.columns + [column] -%}
+{%- elif column | lower in carried_lower -%}
+{%- set filled.columns = filled.columns + ['CASE WHEN __is_delete THEN ' ~ column ~ ' ELSE coalesce(last_value(CASE WHEN NOT __is_delete THEN ' ~ column ~ ' END, true) ' ~ window ~ ', CASE WHEN ' ~ live_target ~ ' THEN __target_' ~ column ~ ' END) END AS ' ~ column] -%}
 {%- else -%}
-{%- set filled.columns = filled.columns + ['last_value(' ~ column ~ ', true) ' ~ window ~ ' AS ' ~ column] -%}
+{%- set filled.columns = filled.columns + ['CASE WHEN __is_delete THEN ' ~ column ~ ' ELSE last_value(CASE WHEN NOT __is_delete THEN ' ~ column ~ ' END, true) ' ~ window ~ ' END AS ' ~ column] -%}
 {%- endif -%}
 {%- endfor -%}
-{%- if m.delete_column -%}
-{%- set from_last_delete = '(\n        SELECT * FROM (SELECT *, max(CASE WHEN ' ~ m.plain_delete ~ ' THEN ' ~ m.seq_of.plain ~ ' END) OVER (PARTITION BY ' ~ m.keys | join(', ') ~ ') AS __last_delete FROM ' ~ m.source ~ ')\n        WHERE __last_delete IS NULL OR ' ~ m.seq_of.plain ~ ' >= __last_delete\n      )' -%}
-{%- else -%}
-{%- set from_last_delete = m.source -%}
-{%- endif -%}
 (
       SELECT {{ filled.columns | join(',\n        ') }}
-      FROM {{ from_last_delete }}
+      FROM (
+        -- the key's events newer than its target row, and the newest delete among them
+        SELECT b.*, {{ b_delete }} AS __is_delete,
+          max(CASE WHEN {{ b_delete }} THEN {{ b_seq }} END) OVER (PARTITION BY {{ keys_of.b | join(', ') }}) AS __last_delete
+          {%- for column in carried if column | lower not in m.key_lower %}, __target.__target_{{ column }}{% endfor %}
+          {{- ', __target.__target_deleted' if m.tombstones }}
+        FROM {{ m.source }} AS b
+        LEFT JOIN (
+          SELECT {{ read.columns | join(', ') }}, true AS __in_target
+          FROM {{ m.target }}
+          {%- for column in m.prune_by %}
+          {{ 'WHERE' if loop.first else '  AND' }} {{ batch_stats.predicate(column, '') }}
+          {%- endfor %}
+        ) AS __target
+        ON {{ keys_of.target | join(' AND ') }}
+        WHERE __target.__in_target IS NULL OR {{ newer }}
+      )
+      WHERE __last_delete IS NULL OR {{ m.seq_of.plain }} >= __last_delete
+      WINDOW __events AS (PARTITION BY {{ m.keys | join(', ') }} ORDER BY {{ ordering.columns | join(', ') }} ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING)
     )
 {%- endmacro %}
 
@@ -218,13 +261,25 @@ WHEN MATCHED{{ ' AND ' ~ m.newer if m.newer }} THEN UPDATE SET *
 {%- elif m.updated or m.tombstones %}
 WHEN MATCHED{{ ' AND ' ~ m.newer if m.newer }} THEN UPDATE SET
 {%- for column in m.updated %}
-  t.{{ column }} = {{ ('coalesce(s.' ~ column ~ ', t.' ~ column ~ ')') if m.ignore_null_updates and column | lower not in m.seq_lower else 's.' ~ column }}{{ ',' if not loop.last or m.tombstones }}
+  t.{{ column }} = {{ merge_partial_value(m, column) if m.ignore_null_updates and not m.deduplicate and column | lower not in m.seq_lower else 's.' ~ column }}{{ ',' if not loop.last or m.tombstones }}
 {%- endfor %}
 {%- if m.tombstones %}
   t.{{ m.tombstone_column }} = {{ m.is_delete }}
 {%- endif %}
 {%- endif %}
 {%- endif %}
+{%- endmacro %}
+
+
+{#- ignore_null_updates over a source that merge() does not fold (deduplicate=false): a NULL
+    keeps the target's value, unless the row is a delete or the target row a tombstone (a
+    delete forgets the row's values). -#}
+{%- macro merge_partial_value(m, column) -%}
+{%- if m.tombstones -%}
+CASE WHEN {{ m.is_delete }} OR coalesce(t.{{ m.tombstone_column }}, false) THEN s.{{ column }} ELSE coalesce(s.{{ column }}, t.{{ column }}) END
+{%- else -%}
+coalesce(s.{{ column }}, t.{{ column }})
+{%- endif -%}
 {%- endmacro %}
 
 

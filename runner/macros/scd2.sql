@@ -89,25 +89,25 @@
 {%- set untracked = found.untracked -%}
 {%- set delete_test = ("coalesce(" ~ delete_column ~ " IN ('" ~ delete_values | join("', '") ~ "'), false)") if delete_column else 'false' -%}
 {%- endif -%}
+{%- if partial %}
 MERGE INTO {{ target }} AS t
 USING (
   WITH versions AS (
     -- this batch's versions of each key (one per {{ sequence_by }}), newer than its current row
-    SELECT b.*{% if partial %}, c.__current_seq{{ ', c.__current_deleted' if delete_column }}{% for column in tracked %}, c.__current_{{ column }}{% endfor %}{% endif %}
+    SELECT b.*, c.__current_seq{{ ', c.__current_deleted' if delete_column }}{% for column in tracked %}, c.__current_{{ column }}{% endfor %}
     FROM (
       SELECT *, ROW_NUMBER() OVER (PARTITION BY {{ (keys + [sequence_by]) | join(', ') }}{{ ' ORDER BY ' ~ ties | join(', ') if ties }}) AS __row_number
       FROM {{ source }}
     ) AS b
     LEFT JOIN (
-      SELECT {{ keys | join(', ') }}, {{ valid_from }}{% if partial %}, {{ sequence_by }} AS __current_seq{{ (', ' ~ is_deleted ~ ' AS __current_deleted') if delete_column }}{% for column in tracked %}, {{ column }} AS __current_{{ column }}{% endfor %}{% endif %}
+      SELECT {{ keys | join(', ') }}, {{ valid_from }}, {{ sequence_by }} AS __current_seq{{ (', ' ~ is_deleted ~ ' AS __current_deleted') if delete_column }}{% for column in tracked %}, {{ column }} AS __current_{{ column }}{% endfor %}
       FROM {{ target }}
       WHERE {{ is_current }}
       {%- for column in prune_by %} AND {{ batch_stats.predicate(column, '') }}{% endfor %}
     ) AS c
     ON {% for key in keys %}b.{{ key }} = c.{{ key }}{{ ' AND ' if not loop.last }}{% endfor %}
-    WHERE b.__row_number = 1 AND (c.{{ valid_from }} IS NULL OR b.{{ sequence_by }} > c.{{ {true: '__current_seq', false: valid_from}[partial] }})
+    WHERE b.__row_number = 1 AND (c.{{ valid_from }} IS NULL OR b.{{ sequence_by }} > c.__current_seq)
   ),
-{%- if partial %}
   changes AS (
     -- does the event change a tracked column (or delete), compared with the version before it?
     SELECT e.*,
@@ -138,15 +138,6 @@ USING (
       ROW_NUMBER() OVER (PARTITION BY {{ keys | join(', ') }} ORDER BY {{ sequence_by }}) AS __version
     FROM collapsed
   )
-{%- else %}
-  ordered AS (
-    SELECT *,
-      LEAD({{ sequence_by }}) OVER (PARTITION BY {{ keys | join(', ') }} ORDER BY {{ sequence_by }}) AS __next_version,
-      ROW_NUMBER() OVER (PARTITION BY {{ keys | join(', ') }} ORDER BY {{ sequence_by }}) AS __version
-    FROM versions
-  )
-{%- endif %}
-{%- if partial %}
   -- group 0 (untracked changes) updates the key's current row in place; the first new
   -- version closes it ...
   SELECT 'close' AS __action, {% for key in keys %}{{ key }} AS __merge_{{ key }}, {% endfor %}{{ carried | join(', ') }}, __next_version, __group, __group_start
@@ -180,29 +171,74 @@ WHEN NOT MATCHED AND s.__action = 'insert' THEN
   VALUES ({% for column in payload %}s.{{ column }}, {% endfor %}s.__group_start, s.__next_version, s.__next_version IS NULL
   {{- (", coalesce(s." ~ delete_column ~ " IN ('" ~ delete_values | join("', '") ~ "'), false)") if delete_column }})
 {%- else %}
-  -- the first new version closes the key's current row ...
-  SELECT 'close' AS __action, {% for key in keys %}{{ key }} AS __merge_{{ key }}, {% endfor %}{{ carried | join(', ') }}, __next_version
-  FROM ordered
-  WHERE __version = 1
-  UNION ALL
-  -- ... and every new version is inserted, valid until the next one
-  SELECT 'insert' AS __action, {% for key in keys %}NULL AS __merge_{{ key }}, {% endfor %}{{ carried | join(', ') }}, __next_version
-  FROM ordered
+{{- scd2_full_history(target, source, keys, sequence_by, delete_column, delete_values, scd_columns, prune_by, payload, carried, ties) }}
+{%- endif %}
+{%- endmacro %}
+
+
+{#- scd2() without track_history_*: every event is a version, and a version arriving late is
+    put at its place in the key's history. The batch's versions (one per sequence value) that
+    the target does not hold yet are laid on the key's timeline beside the versions it holds;
+    each version is valid until the next one starts. Held versions whose end moves (the one
+    before each new version) are updated, new versions inserted. So the history does not
+    depend on how events fall into batches nor on the order they arrive in. -#}
+{%- macro scd2_full_history(target, source, keys, sequence_by, delete_column, delete_values,
+                            scd_columns, prune_by, payload, carried, ties) -%}
+{%- set valid_from, valid_to, is_current = scd_columns[0], scd_columns[1], scd_columns[2] -%}
+{%- set by_key = keys | join(', ') -%}
+{%- set same_key = namespace(terms=[]) -%}
+{%- for key in keys -%}{%- set same_key.terms = same_key.terms + ['b.' ~ key ~ ' = h.' ~ key] -%}{%- endfor -%}
+{%- set values = carried | reject('in', keys) | list -%}
+MERGE INTO {{ target }} AS t
+USING (
+  WITH batch_versions AS (
+    -- this batch's versions of each key, one per {{ sequence_by }}
+    SELECT * FROM (
+      SELECT *, ROW_NUMBER() OVER (PARTITION BY {{ (keys + [sequence_by]) | join(', ') }}{{ ' ORDER BY ' ~ ties | join(', ') if ties }}) AS __row_number
+      FROM {{ source }}
+    )
+    WHERE __row_number = 1
+  ),
+  held AS (
+    -- the versions the target holds of the batch's keys
+    SELECT {{ keys | join(', ') }}, {{ valid_from }}, {{ valid_to }}
+    FROM {{ target }} AS h
+    LEFT SEMI JOIN batch_versions AS b ON {{ same_key.terms | join(' AND ') }}
+    {%- for column in prune_by %}
+    {{ 'WHERE' if loop.first else '  AND' }} {{ batch_stats.predicate(column, 'h') }}
+    {%- endfor %}
+  ),
+  timeline AS (
+    -- held and new versions of each key in {{ sequence_by }} order, each valid until the next
+    SELECT *, LEAD(__valid_from) OVER (PARTITION BY {{ by_key }} ORDER BY __valid_from) AS __next_version
+    FROM (
+      SELECT 'close' AS __action, {{ keys | join(', ') }}, {{ valid_from }} AS __valid_from, {{ valid_to }} AS __valid_to{% for column in values %}, NULL AS {{ column }}{% endfor %}
+      FROM held
+      UNION ALL
+      -- a version the target already holds (a redelivery) is not new
+      SELECT 'insert' AS __action, {{ keys | join(', ') }}, {{ sequence_by }} AS __valid_from, NULL AS __valid_to{% for column in values %}, {{ column }}{% endfor %}
+      FROM batch_versions AS b
+      LEFT ANTI JOIN held AS h ON {{ same_key.terms | join(' AND ') }} AND h.{{ valid_from }} = b.{{ sequence_by }}
+    )
+  )
+  -- new versions, and held versions whose end moved
+  SELECT __action, {{ keys | join(', ') }}, __valid_from, __valid_to{% for column in values %}, {{ column }}{% endfor %}, __next_version
+  FROM timeline
+  WHERE __action = 'insert' OR NOT (__valid_to <=> __next_version)
 ) AS s
 ON s.__action = 'close'
   {%- for key in keys %}
-  AND t.{{ key }} = s.__merge_{{ key }}
+  AND t.{{ key }} = s.{{ key }}
   {%- endfor %}
-  AND t.{{ is_current }}
+  AND t.{{ valid_from }} = s.__valid_from
 {%- for column in prune_by %}
   AND {{ batch_stats.predicate(column, 't') }}
 {%- endfor %}
 WHEN MATCHED THEN UPDATE SET
-  t.{{ valid_to }} = s.{{ sequence_by }},
-  t.{{ is_current }} = false
+  t.{{ valid_to }} = s.__next_version,
+  t.{{ is_current }} = s.__next_version IS NULL
 WHEN NOT MATCHED AND s.__action = 'insert' THEN
   INSERT ({{ (payload + scd_columns) | join(', ') }})
-  VALUES ({% for column in payload %}s.{{ column }}, {% endfor %}s.{{ sequence_by }}, s.__next_version, s.__next_version IS NULL
+  VALUES ({% for column in payload %}s.{{ column }}, {% endfor %}s.__valid_from, s.__next_version, s.__next_version IS NULL
   {{- (", coalesce(s." ~ delete_column ~ " IN ('" ~ delete_values | join("', '") ~ "'), false)") if delete_column }})
-{%- endif %}
 {%- endmacro %}

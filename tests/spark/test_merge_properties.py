@@ -1,9 +1,14 @@
-"""merge() and scd2() against pure-Python oracles, on real Delta, through run_batch.
+"""merge() and scd2() against pure-Python oracles, on real Delta, through run_batch: where
+events arrive out of order for the options that need them in order.
 
-Hypothesis draws event sequences (few keys, so duplicates; sequence values in random arrival
-order, so out-of-order; deletes; exact duplicate events), cuts them into micro-batches and feeds
-each batch to ``run_batch`` (the runner's per-batch path: drift policy, measuring, rendering,
-idempotent statements). The target must then equal what the oracle computes.
+tests/spark/test_batch_invariance.py holds every option to the rule of docs/macros/merge.md
+(the same events give the same table, however batched). This module checks what the options
+that keep the rule only for events in sequence order do with late events, batch by batch:
+hard deletes, ``truncate_when`` and ``scd2()``'s history tracking. Hypothesis draws event
+sequences (few keys, so duplicates; sequence values in random arrival order, so out-of-order;
+deletes; exact duplicate events), cuts them into micro-batches and feeds each batch to
+``run_batch`` (the runner's per-batch path: drift policy, measuring, rendering, idempotent
+statements). The target must then equal what the oracle computes.
 
 A Delta MERGE costs about the same for three rows as for thirty, and MERGE and scd2() treat every
 key on its own: so each example draws twice the keys and events one sequence would need, and
@@ -94,13 +99,6 @@ def newest_per_key(events: list[Event]) -> dict[int, Event]:
     return newest
 
 
-def oracle_tombstones(batches: list[list[Event]]) -> list[tuple]:
-    """With tombstones the result does not depend on arrival: each key's newest event,
-    flagged when it is a delete."""
-    everything = [e for batch in batches for e in batch]
-    return sorted((k, s, v, op == "D") for k, s, v, op in newest_per_key(everything).values())
-
-
 def oracle_hard_deletes(batches: list[list[Event]]) -> list[tuple]:
     """Hard deletes, batch by batch: a newer event replaces or deletes a row; a key without a
     row is inserted unless the event is a delete (so a late event after a delete re-inserts)."""
@@ -116,24 +114,6 @@ def oracle_hard_deletes(batches: list[list[Event]]) -> list[tuple]:
             elif op != "D":
                 table[key] = (seq, v)
     return sorted((k, s, v) for k, (s, v) in table.items())
-
-
-def oracle_history(batches: list[list[Event]]) -> list[tuple]:
-    """SCD2: per batch, each key's distinct versions newer than its current one are appended in
-    sequence order; each is valid until the next; deletes are versions flagged is_deleted."""
-    versions: dict[int, list[tuple[int, str, bool]]] = {}
-    for batch in batches:
-        for key in sorted({e[0] for e in batch}):
-            current = versions.get(key, [])
-            latest = current[-1][0] if current else None
-            new = sorted({(s, v, op == "D") for k, s, v, op in batch if k == key})
-            versions[key] = current + [n for n in new if latest is None or n[0] > latest]
-    rows = []
-    for key, history in versions.items():
-        for i, (seq, v, deleted) in enumerate(history):
-            valid_to = history[i + 1][0] if i + 1 < len(history) else None
-            rows.append((key, seq, v, seq, valid_to, valid_to is None, deleted))
-    return sorted(rows, key=lambda r: (r[0], r[1]))
 
 
 # -- the runner ------------------------------------------------------------------------------
@@ -177,31 +157,11 @@ def run_events(
 
 @PROPERTY_SETTINGS
 @given(batches=batched_events())
-def test_merge_with_tombstones_keeps_each_keys_newest_event(
-    spark: SparkSession, props_project: Project, batches: list[list[Event]]
-) -> None:
-    EXAMPLES_RUN["tombstones"] = EXAMPLES_RUN.get("tombstones", 0) + 1
-    assert run_events(spark, props_project, "upsert_tombstone", batches) == oracle_tombstones(
-        batches
-    )
-
-
-@PROPERTY_SETTINGS
-@given(batches=batched_events())
 def test_merge_with_hard_deletes_matches_batch_oracle(
     spark: SparkSession, props_project: Project, batches: list[list[Event]]
 ) -> None:
     EXAMPLES_RUN["hard_deletes"] = EXAMPLES_RUN.get("hard_deletes", 0) + 1
     assert run_events(spark, props_project, "upsert_hard", batches) == oracle_hard_deletes(batches)
-
-
-@PROPERTY_SETTINGS
-@given(batches=batched_events())
-def test_scd2_history_matches_oracle_history(
-    spark: SparkSession, props_project: Project, batches: list[list[Event]]
-) -> None:
-    EXAMPLES_RUN["scd2"] = EXAMPLES_RUN.get("scd2", 0) + 1
-    assert run_events(spark, props_project, "history", batches) == oracle_history(batches)
 
 
 def test_late_event_after_tombstone_does_not_resurrect_the_key(
@@ -233,14 +193,6 @@ def test_replayed_batch_is_not_applied_twice(spark: SparkSession, props_project:
 
 WIDE_SCHEMA = "id BIGINT, s1 BIGINT, s2 BIGINT, v STRING, w STRING, op STRING"
 WIDE_MODELS = {
-    # a struct sequence (s1, then s2 for ties), tombstones, w never copied, partial updates
-    "partial": (
-        "{{ config(stream='wide', target='props.partial', unique_key='id', "
-        "sequence_by=['s1', 's2'], columns='id BIGINT, s1 BIGINT, s2 BIGINT, v STRING, "
-        "w STRING, is_deleted BOOLEAN') }}\n"
-        "{{ merge(delete_column='op', deletes='tombstone', except_columns=['w'], "
-        "ignore_null_updates=true) }};\n"
-    ),
     "truncating": (
         "{{ config(stream='wide', target='props.truncating', unique_key='id', "
         "sequence_by=['s1', 's2'], columns='id BIGINT, s1 BIGINT, s2 BIGINT, v STRING, "
@@ -291,27 +243,6 @@ def wide_events(draw: st.DrawFn, ops: str = "UUUD", ties: bool = True) -> list[l
     cuts = sorted(draw(st.sets(st.integers(1, max(len(events) - 1, 1)), max_size=2)))
     bounds = [0, *[c for c in cuts if c < len(events)], len(events)]
     return [events[a:b] for a, b in zip(bounds, bounds[1:], strict=False) if b > a]
-
-
-def oracle_partial(batches: list[list[Wide]]) -> list[tuple]:
-    """Tombstones with ignore_null_updates: per batch and key, rows from the last delete on are
-    folded in (s1, s2) order (newest non-NULL value per column); the fold applies when newer
-    than the row, each NULL keeping the row's value. w is never written."""
-    table: dict[int, tuple] = {}  # id -> (seq, v, deleted)
-    for batch in batches:
-        for key in {e[0] for e in batch}:
-            rows = sorted({e for e in batch if e[0] == key}, key=lambda e: (e[1], e[2]))
-            deletes = [i for i, e in enumerate(rows) if e[5] == "D"]
-            rows = rows[deletes[-1] :] if deletes else rows
-            newest = rows[-1]
-            v = next((e[3] for e in reversed(rows) if e[3] is not None), None)
-            seq = (newest[1], newest[2])
-            if key in table and seq <= table[key][0]:
-                continue
-            if key in table and v is None:
-                v = table[key][1]
-            table[key] = (seq, v, newest[5] == "D")
-    return sorted((k, s[0], s[1], v, None, d) for k, (s, v, d) in table.items())
 
 
 def oracle_truncate(batches: list[list[Wide]]) -> list[tuple]:
@@ -377,15 +308,6 @@ def run_wide(
     table = apply_batches(spark, project, model_name, batches, WIDE_SCHEMA)
     order = ["id", "valid_from"] if "valid_from" in table.columns else ["id"]
     return [tuple(r) for r in table.orderBy(order).collect()]
-
-
-@PROPERTY_SETTINGS
-@given(batches=wide_events())
-def test_merge_struct_sequence_partial_updates_and_except_columns(
-    spark: SparkSession, wide_project: Project, batches: list[list[Wide]]
-) -> None:
-    EXAMPLES_RUN["partial"] = EXAMPLES_RUN.get("partial", 0) + 1
-    assert run_wide(spark, wide_project, "partial", batches) == oracle_partial(batches)
 
 
 @PROPERTY_SETTINGS

@@ -81,8 +81,18 @@ def test_merge_reads_config_and_guards_updates_and_deletes(project_factory) -> N
         ("merge(except_columns=['status'])", ["t.amount = s.amount"], ["t.status", "s.status"]),
         (
             "merge(ignore_null_updates=true)",
-            ["t.status = coalesce(s.status, t.status)", "last_value(status, true) OVER"],
-            ["coalesce(s.updated_at"],
+            [
+                # the fold reads the target: only events newer than its row count
+                "WHERE __target.__in_target IS NULL OR b.updated_at > __target.updated_at",
+                "last_value(CASE WHEN NOT __is_delete THEN status END, true) OVER __events",
+                "t.status = s.status",
+            ],
+            ["coalesce(s.updated_at", "coalesce(s.status, t.status)"],
+        ),
+        (
+            "merge(ignore_null_updates=true, deduplicate=false)",
+            ["t.status = coalesce(s.status, t.status)"],
+            ["__events"],
         ),
         (
             "merge(truncate_when=\"status = 'T'\")",
