@@ -15,6 +15,7 @@ from runner.ddl import column_names, split_columns
 from runner.errors import ConfigError
 from runner.expectations import ExpectationChecks, expectation_checks
 from runner.project import Project
+from runner.secrets import reveal
 from runner.templating.batch_facts import BatchFacts, BatchStats
 from runner.templating.context import batch_mode_context
 from runner.templating.splitter import SqlStatement, split_statements
@@ -51,6 +52,14 @@ class CompiledStatement:
     @property
     def label(self) -> str:
         return f"{self.phase}[{self.index}]"
+
+    @property
+    def executable(self) -> str:
+        """The SQL as Spark receives it: values from env_var() in place of their markers
+        (``sql`` is what is shown and written, runner/secrets.py)."""
+        return reveal(
+            self.sql, used_in=f"{self.label} ({self.keyword})", file=self.file, line=self.line
+        )
 
 
 @dataclass(frozen=True)
