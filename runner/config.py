@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, Final, Literal, get_args
 
 from runner.choices import is_one_of
+from runner.ddl import DdlTypeError, check_column_types
 from runner.errors import ConfigError
 from runner.expectations import Expectation, parse_expectations
 from runner.kafka_spec import KafkaSpec
@@ -272,6 +273,11 @@ def build_model_config(
         values["table_properties"] = {
             str(k): _property_value(v) for k, v in values["table_properties"].items()
         }
+    if values.get("columns") is not None:
+        try:
+            check_column_types(str(values["columns"]))
+        except DdlTypeError as exc:
+            raise ConfigError(f"columns: {exc}", file=file, line=at("columns")) from None
     for required in ("stream", "target"):
         if not values.get(required):
             raise ConfigError(

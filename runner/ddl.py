@@ -156,7 +156,10 @@ class _TypeParser:
                 self.take()
             self.take(")")
         if not low <= len(values) <= high:
-            wanted = {0: "no arguments", low: f"{low} argument"}.get(high, f"{low} to {high}")
+            if high == 0:
+                wanted = "no arguments"
+            else:
+                wanted = f"{low} argument" if low == high else f"{low} to {high} arguments"
             self.fail(f"{name} takes {wanted}, got {len(values)}")
         if name in ("DECIMAL", "DEC", "NUMERIC") and values:
             precision, scale = values[0], values[1] if len(values) > 1 else 0
