@@ -93,6 +93,8 @@ CASES = [
          r"value: unknown key 'requried' \(did you mean 'required'\?\)", "requried:"),
     Case("kafka-no-servers", "streams/orders_kafka.yml", "    bootstrap_servers: localhost:9092\n",
          "", r"a kafka source needs 'bootstrap_servers'", "format: kafka"),
+    Case("kafka-value-type", "streams/orders_kafka.yml", "op STRING", "op STRNG",
+         r"value\.schema: column op: unknown type 'STRNG' \(did you mean STRING\?\)", "schema:"),
     Case("kafka-two-subscriptions", "streams/orders_kafka.yml", "    topic: orders",
          "    topic: orders\n    pattern: ord.*", r"exactly one of 'topic', 'topics' or 'pattern'",
          "pattern:"),
