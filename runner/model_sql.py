@@ -250,3 +250,16 @@ def _code_line(sql: str, line: int) -> int:
         if stripped and not stripped.startswith("--"):
             return line + offset
     return line
+
+
+def check_values_are_set(project: Project, models: list[ModelSpec]) -> None:
+    """Reveal now, and discard, every value from env_var() that running ``models`` hands Spark:
+    the Spark conf, each stream's options, each target's set-up and a batch's statements. So a
+    variable that is not set stops ``run`` / ``stream`` before Spark starts (exit 2), naming it
+    and its line, instead of after the JVM has started (runner/secrets.py)."""
+    project.target.revealed_conf()
+    for model in models:
+        project.stream_of(model).reader_options()
+        setup = compile_setup(project, model)
+        for statement in (setup.create, *compile_batch(project, model, 0)):
+            _ = statement.executable

@@ -163,3 +163,27 @@ def test_env_var_in_a_target_path_is_an_error_at_its_line(tmp_path: Path, key: s
         load(root)
     line = (root / "project.yml").read_text().splitlines()[caught.value.line - 1]
     assert line.strip().startswith(f"{key}:")
+
+
+def test_run_stops_before_spark_at_each_unset_value_it_would_hand_spark(tmp_path: Path) -> None:
+    """``runner run`` checks the Spark conf, the stream's options, then the model's statements:
+    exit 2, one located line, nothing under target/ (no JVM, no checkpoint)."""
+    root = planted_project(tmp_path / "project")
+    project_yml, streams_yml = root / "project.yml", root / "streams" / "orders.yml"
+    expected = [
+        (project_yml, "spark_conf spark.hadoop.fs.s3a.secret.key reads", "spark.hadoop.fs.s3a"),
+        (streams_yml, "stream 'orders' option kafka.sasl.jaas.config reads", "kafka.sasl"),
+        (root / "models" / "orders_merge.sql", "setup[1] (CREATE) reads", "{{ config("),
+    ]
+    for file, message, marker in expected:
+        result = run(root, "run", "--model", "orders_merge", secret=None)
+        assert result.returncode == 2, result.stderr
+        first = result.stderr.splitlines()[0]
+        line = next(n for n, text in enumerate(file.read_text().splitlines(), 1) if marker in text)
+        assert first.startswith(f"error: {file.relative_to(root)}:{line}: {message}"), first
+        assert f"environment variable {VARIABLE}, which is not set" in first
+        assert not (root / "target").exists()
+        if file != root / "models" / "orders_merge.sql":  # take it away: the next one shows
+            file.write_text(
+                "".join(t for t in file.read_text().splitlines(True) if marker not in t)
+            )
