@@ -16,7 +16,7 @@ from runner.ddl import DdlTypeError, check_column_types
 from runner.errors import ConfigError
 from runner.expectations import Expectation, parse_expectations
 from runner.kafka_spec import KafkaSpec
-from runner.secrets import reveal_all
+from runner.secrets import holds_secret, reveal_all
 from runner.target_address import Address, TargetKind, parse_master, parse_remote
 
 # A stream's `format:` (runner/streams.py checks it).
@@ -239,6 +239,16 @@ def build_model_config(
             line=at(unknown[0]),
             hint=f"known keys: {', '.join(known)}",
         )
+    for key, value in raw.items():
+        if key != "table_properties" and holds_secret(value):
+            raise ConfigError(
+                f"config({key}=...): a value from env_var() is a secret, shown as "
+                "env_var('NAME') wherever it is written; only table_properties may hold one",
+                file=file,
+                line=at(key),
+                hint="for a setting that differs between environments use var('name') "
+                "(project.yml vars:, --vars) or one target per environment",
+            )
     values = dict(raw)
     for key in ("zorder_by", "partitioned_by", "cluster_by", "prune_by", "tags"):
         if isinstance(values.get(key), str):

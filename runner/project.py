@@ -38,7 +38,7 @@ from runner.streams import conf_value, load_streams
 from runner.target_address import parse_master, parse_remote
 from runner.templating.context import ParseRecord, Relation, parse_mode_context
 from runner.templating.environment import TemplateEnvironment
-from runner.yaml_loader import YamlMap, check_keys, load_yaml
+from runner.yaml_loader import YamlMap, check_keys, load_yaml, untemplated
 
 PROJECT_FILE = "project.yml"
 DEFAULT_PATHS = {"models": "models", "macros": "macros", "streams": "streams", "seeds": "seeds"}
@@ -246,19 +246,12 @@ def _load_target(doc: YamlMap, root: Path, requested: str | None) -> TargetSpec:
 
 
 def _target_path(spec: YamlMap, key: str, default: str, root: Path) -> Path:
-    """``warehouse`` / ``checkpoints``: a path, relative to the project. Not templated: a path
-    is part of every compiled statement and artifact, so it cannot hang on a variable that
-    ``compile`` in CI lacks; one target per environment says where each one's tables live."""
-    value = str(spec.get(key, default))
-    if "{{" in value:
-        raise ConfigError(
-            f"{key}: templates such as env_var() are not allowed in a path",
-            file=spec.file,
-            line=spec.line_of(key),
-            hint="declare one target per environment (targets: {dev: ..., prod: ...}) "
-            "and choose it with --target",
-        )
-    return (root / value).resolve()
+    """``warehouse`` / ``checkpoints``: a path, relative to the project, not templated."""
+    hint = (
+        "declare one target per environment (targets: {dev: ..., prod: ...}) and choose it "
+        "with --target"
+    )
+    return (root / untemplated(spec, key, default, hint)).resolve()
 
 
 def _target_endpoint(spec: YamlMap, name: str) -> tuple[str, str | None]:

@@ -88,6 +88,17 @@ def has_secrets(text: str) -> bool:
     return _SPAN.search(text) is not None
 
 
+def holds_secret(value: Any) -> bool:
+    """Whether ``value`` (a string, or plain data holding strings) came from env_var()."""
+    if isinstance(value, str):
+        return isinstance(value, Secret) or has_secrets(value)
+    if isinstance(value, Mapping):
+        return any(holds_secret(k) or holds_secret(v) for k, v in value.items())
+    if isinstance(value, list | tuple):
+        return any(holds_secret(v) for v in value)
+    return False
+
+
 def redact(text: str) -> str:
     """``text`` as it may be shown or written: each value from an environment variable
     replaced by ``env_var('NAME')``, including values already handed to Spark."""

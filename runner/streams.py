@@ -25,7 +25,7 @@ from runner.ddl import DdlTypeError, check_column_types
 from runner.errors import ConfigError
 from runner.kafka_spec import KAFKA_KEYS, build_kafka_spec
 from runner.secrets import render_env_vars
-from runner.yaml_loader import YamlMap, check_keys, load_yaml
+from runner.yaml_loader import YamlMap, check_keys, load_yaml, untemplated
 
 
 def load_streams(stream_dir: Path, root: Path) -> tuple[dict[str, StreamSpec], list[str]]:
@@ -63,7 +63,7 @@ def _stream_spec(
             line=raw.line_of("format"),
         )
     check_keys(raw, stream_keys(fmt), f"stream '{name}' ({fmt})")
-    path = raw.get("path")
+    path = untemplated(raw, "path", "", "a path relative to the project, or absolute") or None
     if fmt in FILE_FORMATS and not path:
         raise ConfigError(f"stream '{name}': a {fmt} source needs 'path'", file=file, line=raw.line)
     schema = raw.get("schema")
