@@ -35,6 +35,7 @@ from runner.model_sql import (
     target_columns,
 )
 from runner.project import Project
+from runner.secrets import redact, redact_data
 from runner.testing.data_tests import load_data_tests
 from runner.testing.seeds import load_seeds
 
@@ -81,7 +82,8 @@ def write_compiled(
 
 def _write_if_changed(path: Path, text: str) -> None:
     # Leaves the file (and its mtime) alone when nothing changed, which keeps make-style
-    # tooling and editors quiet.
+    # tooling and editors quiet. Values from env_var() are written as env_var('NAME').
+    text = redact(text)
     if not path.exists() or path.read_text(encoding="utf-8") != text:
         path.write_text(text, encoding="utf-8", newline="\n")
 
@@ -167,7 +169,8 @@ def _statement(statement: CompiledStatement, note: str) -> list[str]:
 
 def manifest_json(project: Project) -> str:
     """The manifest as JSON text: sorted keys, two-space indent, trailing newline."""
-    return json.dumps(build_manifest(project), indent=2, sort_keys=True, default=str) + "\n"
+    manifest = redact_data(build_manifest(project))  # env_var() values as env_var('NAME')
+    return json.dumps(manifest, indent=2, sort_keys=True, default=str) + "\n"
 
 
 def build_manifest(project: Project) -> dict[str, Any]:

@@ -12,9 +12,11 @@ from pathlib import Path
 from typing import Any, Final, Literal, get_args
 
 from runner.choices import is_one_of
+from runner.ddl import DdlTypeError, check_column_types
 from runner.errors import ConfigError
 from runner.expectations import Expectation, parse_expectations
 from runner.kafka_spec import KafkaSpec
+from runner.secrets import holds_secret, reveal_all
 from runner.target_address import Address, TargetKind, parse_master, parse_remote
 
 # A stream's `format:` (runner/streams.py checks it).
@@ -53,8 +55,11 @@ class TargetSpec:
     master: str
     warehouse: Path
     checkpoint_root: Path
-    spark_conf: dict[str, str] = field(repr=False)  # may hold secrets (env_var): never shown
+    # values from env_var() are marked text (runner/secrets.py): revealed only by the session
+    spark_conf: dict[str, str] = field(repr=False)
     remote: str | None = None  # sc://HOST:PORT: a Spark Connect server; master is then unused
+    conf_file: Path | None = None  # project.yml, and the line of each spark_conf key: for
+    conf_lines: dict[str, int] = field(default_factory=dict, repr=False)  # errors about them
 
     @property
     def kind(self) -> TargetKind:
@@ -79,6 +84,13 @@ class TargetSpec:
 
     def checkpoint_for(self, model_name: str) -> Path:
         return self.checkpoint_root / model_name
+
+    def revealed_conf(self) -> dict[str, str]:
+        """``spark_conf`` as the session receives it: values from env_var() read now, so a
+        command that starts no session never needs them (runner/secrets.py)."""
+        return reveal_all(
+            self.spark_conf, used_in="spark_conf", file=self.conf_file, lines=self.conf_lines
+        )
 
 
 @dataclass(frozen=True)
@@ -105,6 +117,18 @@ class StreamSpec:
     table: str | None = None  # format delta: a table by name
     ref: str | None = None  # format delta: the target of this model
     change_data_feed: bool = False  # format delta: stream the table's Change Data Feed
+    option_lines: dict[str, int] = field(default_factory=dict, repr=False)  # option -> line
+
+    def reader_options(self) -> dict[str, str]:
+        """``options`` as ``readStream`` receives them: values from env_var() read now
+        (runner/secrets.py); elsewhere they are shown as ``env_var('NAME')``."""
+        return reveal_all(
+            self.options,
+            used_in=f"stream '{self.name}' option",
+            file=self.file,
+            lines=self.option_lines,
+            line=self.line,
+        )
 
     @property
     def columns_ddl(self) -> str | None:
@@ -130,6 +154,7 @@ class ModelConfig:
     schema_drift: SchemaDriftPolicy | None = None  # None: no check
     tags: list[str] = field(default_factory=list)
     enabled: bool = True
+    shared_target: bool = False  # another model writes the same target, and both say so
     expectations: tuple[Expectation, ...] = ()  # row checks with actions (runner/expectations.py)
 
     @classmethod
@@ -214,6 +239,16 @@ def build_model_config(
             line=at(unknown[0]),
             hint=f"known keys: {', '.join(known)}",
         )
+    for key, value in raw.items():
+        if key != "table_properties" and holds_secret(value):
+            raise ConfigError(
+                f"config({key}=...): a value from env_var() is a secret, shown as "
+                "env_var('NAME') wherever it is written; only table_properties may hold one",
+                file=file,
+                line=at(key),
+                hint="for a setting that differs between environments use var('name') "
+                "(project.yml vars:, --vars) or one target per environment",
+            )
     values = dict(raw)
     for key in ("zorder_by", "partitioned_by", "cluster_by", "prune_by", "tags"):
         if isinstance(values.get(key), str):
@@ -224,6 +259,12 @@ def build_model_config(
             "optimize_every must be a positive integer", file=file, line=at("optimize_every")
         )
     _expect(values, "table_properties", dict, file, at("table_properties"))
+    if not isinstance(values.get("shared_target", False), bool):
+        raise ConfigError(
+            f"config key 'shared_target' must be true or false, got {values['shared_target']!r}",
+            file=file,
+            line=at("shared_target"),
+        )
     drift = values.get("schema_drift")
     if drift is not None and not is_one_of(drift, SCHEMA_DRIFT_POLICIES):
         raise ConfigError(
@@ -242,6 +283,11 @@ def build_model_config(
         values["table_properties"] = {
             str(k): _property_value(v) for k, v in values["table_properties"].items()
         }
+    if values.get("columns") is not None:
+        try:
+            check_column_types(str(values["columns"]))
+        except DdlTypeError as exc:
+            raise ConfigError(f"columns: {exc}", file=file, line=at("columns")) from None
     for required in ("stream", "target"):
         if not values.get(required):
             raise ConfigError(

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any, Literal, get_args
 
 from runner.choices import is_one_of
-from runner.ddl import column_names
+from runner.ddl import DdlTypeError, check_column_types, column_names
 from runner.errors import ConfigError
 from runner.yaml_loader import YamlMap, check_keys
 
@@ -210,6 +210,12 @@ def _value(raw: YamlMap, fail: Any) -> tuple[KafkaValueFormat, str, tuple[str, .
             file=value.file,
             line=value.line_of("schema") if "schema" in value else value.line,
         )
+    try:
+        check_column_types(schema)
+    except DdlTypeError as exc:
+        raise ConfigError(
+            f"value.schema: {exc}", file=value.file, line=value.line_of("schema")
+        ) from None
     names = [n.strip("`") for n in column_names(schema)]
     clash = sorted(set(names) & set(KAFKA_COLUMNS))
     if clash:

@@ -15,6 +15,7 @@ from runner.ddl import column_names, split_columns
 from runner.errors import ConfigError
 from runner.expectations import ExpectationChecks, expectation_checks
 from runner.project import Project
+from runner.secrets import reveal
 from runner.templating.batch_facts import BatchFacts, BatchStats
 from runner.templating.context import batch_mode_context
 from runner.templating.splitter import SqlStatement, split_statements
@@ -51,6 +52,14 @@ class CompiledStatement:
     @property
     def label(self) -> str:
         return f"{self.phase}[{self.index}]"
+
+    @property
+    def executable(self) -> str:
+        """The SQL as Spark receives it: values from env_var() in place of their markers
+        (``sql`` is what is shown and written, runner/secrets.py)."""
+        return reveal(
+            self.sql, used_in=f"{self.label} ({self.keyword})", file=self.file, line=self.line
+        )
 
 
 @dataclass(frozen=True)
@@ -241,3 +250,16 @@ def _code_line(sql: str, line: int) -> int:
         if stripped and not stripped.startswith("--"):
             return line + offset
     return line
+
+
+def check_values_are_set(project: Project, models: list[ModelSpec]) -> None:
+    """Reveal now, and discard, every value from env_var() that running ``models`` hands Spark:
+    the Spark conf, each stream's options, each target's set-up and a batch's statements. So a
+    variable that is not set stops ``run`` / ``stream`` before Spark starts (exit 2), naming it
+    and its line, instead of after the JVM has started (runner/secrets.py)."""
+    project.target.revealed_conf()
+    for model in models:
+        project.stream_of(model).reader_options()
+        setup = compile_setup(project, model)
+        for statement in (setup.create, *compile_batch(project, model, 0)):
+            _ = statement.executable

@@ -5,7 +5,6 @@ Pure Python: nothing here imports pyspark. Every error names the file and line.
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -34,11 +33,12 @@ from runner.config import (
 from runner.ddl import column_names
 from runner.errors import ConfigError, RunnerError, TemplateError
 from runner.kafka_spec import KAFKA_COLUMNS_DDL
+from runner.secrets import render_env_vars
 from runner.streams import conf_value, load_streams
 from runner.target_address import parse_master, parse_remote
 from runner.templating.context import ParseRecord, Relation, parse_mode_context
 from runner.templating.environment import TemplateEnvironment
-from runner.yaml_loader import YamlMap, check_keys, load_yaml
+from runner.yaml_loader import YamlMap, check_keys, load_yaml, untemplated
 
 PROJECT_FILE = "project.yml"
 DEFAULT_PATHS = {"models": "models", "macros": "macros", "streams": "streams", "seeds": "seeds"}
@@ -189,6 +189,7 @@ def load(
             project.models[model.name] = model
     if not tolerate_model_errors:
         _check_refs(project)
+    _check_target_writers(project)
     return project
 
 
@@ -222,51 +223,35 @@ def _load_target(doc: YamlMap, root: Path, requested: str | None) -> TargetSpec:
         check_keys(targets.child(each), TARGET_KEYS, f"target '{each}'")
     spec = targets.child(name)
     spark_conf = spec.child("spark_conf")
-    conf = {str(k): _resolve_env(conf_value(v), spark_conf, str(k)) for k, v in spark_conf.items()}
+    conf = {
+        str(k): render_env_vars(
+            conf_value(v),
+            what=f"spark_conf {k}",
+            file=spark_conf.file,
+            line=spark_conf.line_of(k),
+        )
+        for k, v in spark_conf.items()
+    }
     master, remote = _target_endpoint(spec, name)
     return TargetSpec(
         name=name,
         master=master,
         remote=remote,
-        warehouse=(root / str(spec.get("warehouse", f"target/{name}/warehouse"))).resolve(),
-        checkpoint_root=(
-            root / str(spec.get("checkpoints", f"target/{name}/checkpoints"))
-        ).resolve(),
+        warehouse=_target_path(spec, "warehouse", f"target/{name}/warehouse", root),
+        checkpoint_root=_target_path(spec, "checkpoints", f"target/{name}/checkpoints", root),
         spark_conf=conf,
+        conf_file=spark_conf.file,
+        conf_lines={str(k): spark_conf.line_of(k) for k in spark_conf},
     )
 
 
-_ENV_VAR = re.compile(
-    r"^\{\{\s*env_var\(\s*'(?P<name>[A-Za-z_][A-Za-z0-9_]*)'\s*"
-    r"(?:,\s*'(?P<default>[^']*)'\s*)?\)\s*\}\}$"
-)
-
-
-def _resolve_env(value: str, conf: YamlMap, key: str) -> str:
-    """``{{ env_var('AWS_SECRET_ACCESS_KEY') }}`` as a spark_conf value: read from the
-    environment when the project loads, so secrets stay out of project.yml. Errors name the
-    variable, never a value."""
-    if "{{" not in value:
-        return value
-    match = _ENV_VAR.match(value.strip())
-    if match is None:
-        raise ConfigError(
-            f"spark_conf {key}: the only template allowed here is {{{{ env_var('NAME') }}}} "
-            "or {{ env_var('NAME', 'default') }}",
-            file=conf.file,
-            line=conf.line_of(key),
-        )
-    name, default = match.group("name"), match.group("default")
-    if name in os.environ:
-        return os.environ[name]
-    if default is not None:
-        return default
-    raise ConfigError(
-        f"spark_conf {key} reads environment variable {name}, which is not set",
-        file=conf.file,
-        line=conf.line_of(key),
-        hint=f"export {name}=... before running the runner",
+def _target_path(spec: YamlMap, key: str, default: str, root: Path) -> Path:
+    """``warehouse`` / ``checkpoints``: a path, relative to the project, not templated."""
+    hint = (
+        "declare one target per environment (targets: {dev: ..., prod: ...}) and choose it "
+        "with --target"
     )
+    return (root / untemplated(spec, key, default, hint)).resolve()
 
 
 def _target_endpoint(spec: YamlMap, name: str) -> tuple[str, str | None]:
@@ -389,6 +374,33 @@ def _parse_model(project: Project, file: Path) -> ModelSpec:
         refs=tuple(dict.fromkeys(record.refs)),
         config_lines=tuple(key_lines.items()),
     )
+
+
+def _check_target_writers(project: Project) -> None:
+    """One writer per target table, unless every model that writes it declares
+    ``shared_target=true``: two MERGEs with their own checkpoints into one table is rarely
+    meant, and the manifest (one entry per target) would keep only one of them."""
+    writers: dict[str, ModelSpec] = {}
+    for model in sorted(project.models.values(), key=lambda m: m.file):
+        table = model.target_table.lower()
+        first = writers.setdefault(table, model)
+        if first is model or (first.config.shared_target and model.config.shared_target):
+            continue
+        where = f"{_shown(project, first.file)}:{first.config_line_of('target')}"
+        raise ConfigError(
+            f"models {first.name} ({where}) and {model.name} both write {model.target_table}",
+            file=model.file,
+            line=model.config_line_of("target"),
+            hint="give each model its own target, or, if both are meant to write this table, "
+            "set shared_target=true in the config() of each",
+        )
+
+
+def _shown(project: Project, file: Path) -> str:
+    try:
+        return file.relative_to(project.root).as_posix()
+    except ValueError:
+        return str(file)
 
 
 def _check_refs(project: Project) -> None:

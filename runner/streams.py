@@ -7,6 +7,7 @@ Formats: json / csv / parquet files (a path and a schema), ``rate`` and ``rate-m
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -20,9 +21,11 @@ from runner.config import (
     StreamSpec,
     TriggerSpec,
 )
+from runner.ddl import DdlTypeError, check_column_types
 from runner.errors import ConfigError
 from runner.kafka_spec import KAFKA_KEYS, build_kafka_spec
-from runner.yaml_loader import YamlMap, check_keys, load_yaml
+from runner.secrets import render_env_vars
+from runner.yaml_loader import YamlMap, check_keys, load_yaml, untemplated
 
 
 def load_streams(stream_dir: Path, root: Path) -> tuple[dict[str, StreamSpec], list[str]]:
@@ -60,7 +63,7 @@ def _stream_spec(
             line=raw.line_of("format"),
         )
     check_keys(raw, stream_keys(fmt), f"stream '{name}' ({fmt})")
-    path = raw.get("path")
+    path = untemplated(raw, "path", "", "a path relative to the project, or absolute") or None
     if fmt in FILE_FORMATS and not path:
         raise ConfigError(f"stream '{name}': a {fmt} source needs 'path'", file=file, line=raw.line)
     schema = raw.get("schema")
@@ -80,7 +83,15 @@ def _stream_spec(
         )
     if fmt == DELTA_FORMAT:
         _check_delta_source(name, raw, file)
-    options = {str(k): conf_value(v) for k, v in raw.child("options").items()}
+    if schema and fmt != KAFKA_FORMAT:
+        _check_schema(name, str(schema), file, raw.line_of("schema"))
+    declared = raw.child("options")
+    options = {
+        str(k): render_env_vars(
+            conf_value(v), what=f"stream '{name}' option {k}", file=file, line=declared.line_of(k)
+        )
+        for k, v in declared.items()
+    }
     kafka = build_kafka_spec(name, raw, file, options) if fmt == KAFKA_FORMAT else None
     if kafka is not None:
         schema = kafka.value_schema
@@ -97,7 +108,16 @@ def _stream_spec(
         table=str(raw["table"]) if raw.get("table") else None,
         ref=str(raw["ref"]) if raw.get("ref") else None,
         change_data_feed=bool(raw.get("change_data_feed", False)),
+        option_lines={str(k): declared.line_of(k) for k in declared},
     )
+
+
+def _check_schema(name: str, schema: str, file: Path, line: int) -> None:
+    """A declared schema names only Spark's types (``BIGINTT`` fails here, not in a batch)."""
+    try:
+        check_column_types(schema)
+    except DdlTypeError as exc:
+        raise ConfigError(f"stream '{name}': schema: {exc}", file=file, line=line) from None
 
 
 def stream_keys(fmt: str) -> tuple[str, ...]:
@@ -145,12 +165,61 @@ def _trigger_spec(name: str, raw: YamlMap, file: Path, warnings: list[str]) -> T
         )
         return TriggerSpec(kind="available_now")
     if isinstance(value, YamlMap) and "processing_time" in value:
-        return TriggerSpec(kind="processing_time", interval=str(value["processing_time"]))
+        interval = str(value["processing_time"])
+        problem = processing_time_problem(interval)
+        if problem:
+            raise ConfigError(
+                f"stream '{name}': trigger processing_time {interval!r}: {problem}",
+                file=file,
+                line=value.line_of("processing_time"),
+                hint="for example: 5 seconds, 1 minute, 500 milliseconds, 1 minute 30 seconds",
+            )
+        return TriggerSpec(kind="processing_time", interval=interval)
     raise ConfigError(
         f"stream '{name}': trigger must be 'available_now' or {{processing_time: '10 seconds'}}",
         file=file,
         line=line,
     )
+
+
+# Spark's interval units (IntervalUtils.stringToInterval), each optionally plural. A trigger
+# takes no month or year (ProcessingTimeTrigger); only seconds take a fraction.
+_INTERVAL_UNITS = ("week", "day", "hour", "minute", "second", "millisecond", "microsecond")
+_INTERVAL_PART = re.compile(r"([+-]?)(\d+(?:\.\d*)?|\.\d+)\s+([a-z]+)")
+
+
+def processing_time_problem(interval: str) -> str | None:
+    """Why Spark would refuse ``interval`` as ``trigger(processingTime=...)``, or None.
+
+    As Spark reads it (``stringToInterval``, case-insensitive, an optional ``interval``
+    prefix): one or more ``<number> <unit>`` pairs such as ``1 minute 30 seconds``; no months
+    or years; a fraction only on seconds (``1.5 seconds``); not negative in total."""
+    text = " ".join(interval.lower().split())
+    if text.startswith("interval "):
+        text = text[len("interval ") :]
+    if not text:
+        return "no interval given"
+    position, total = 0, 0.0
+    seconds = {"week": 604800.0, "day": 86400.0, "hour": 3600.0, "minute": 60.0, "second": 1.0}
+    seconds |= {"millisecond": 1e-3, "microsecond": 1e-6}
+    while position < len(text):
+        part = _INTERVAL_PART.match(text, position)
+        if part is None:
+            return f"expected '<number> <unit>' at '{text[position:]}'"
+        sign, number, unit = part.groups()
+        singular = unit[:-1] if unit.endswith("s") else unit
+        if singular in ("month", "year"):
+            return "a trigger interval cannot be in months or years"
+        if singular not in _INTERVAL_UNITS:
+            return f"unknown unit '{unit}' (one of: {', '.join(_INTERVAL_UNITS)})"
+        if "." in number and singular != "second":
+            return f"only seconds can have a fraction, not '{number} {unit}'"
+        total += (-1 if sign == "-" else 1) * float(number) * seconds[singular]
+        position = part.end()
+        if position < len(text) and text[position] != " ":
+            return f"unexpected '{text[position:]}'"
+        position += 1
+    return "the interval is negative" if total < 0 else None
 
 
 def conf_value(value: Any) -> str:

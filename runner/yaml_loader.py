@@ -59,6 +59,21 @@ def check_keys(raw: YamlMap, allowed: Iterable[str], what: str) -> None:
     )
 
 
+def untemplated(raw: YamlMap, key: str, default: str, hint: str) -> str:
+    """``raw[key]`` (or ``default``) as text, where a template is an error at its line: a path
+    is written into every compiled statement and artifact, so it cannot hang on env_var()."""
+    given = raw.get(key)
+    value = default if given is None else str(given)
+    if "{{" in value:
+        raise ConfigError(
+            f"{key}: templates such as env_var() are not allowed in a path",
+            file=raw.file,
+            line=raw.line_of(key),
+            hint=hint,
+        )
+    return value
+
+
 class _LineLoader(yaml.SafeLoader):
     file: Path | None = None
 

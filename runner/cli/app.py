@@ -19,6 +19,7 @@ from runner.cli.seed import seed
 from runner.cli.show import show
 from runner.cli.stream import run, stream
 from runner.cli.test import run_tests
+from runner.secrets import redact_standard_streams
 
 app = typer.Typer(
     name="runner",
@@ -27,6 +28,14 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
+
+
+@app.callback()
+def _redacted_output() -> None:
+    """Everything a command prints goes through the redaction of values from env_var()."""
+    redact_standard_streams()
+
+
 app.command()(stream)
 app.command()(run)
 app.command()(history)

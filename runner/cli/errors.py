@@ -10,6 +10,7 @@ from contextlib import contextmanager
 import typer
 
 from runner.errors import ConfigError, RunnerError, TemplateError
+from runner.secrets import redact
 from runner.target_address import TargetUnreachable
 
 EXIT_FAILURE = 1  # a failure while running: a batch, a statement, Spark, a busy checkpoint
@@ -50,5 +51,6 @@ def reported_errors(debug: bool = False) -> Iterator[None]:
         from runner.terminal import plain_console
 
         stderr = plain_console(stderr=True, soft_wrap=True)
-        stderr.print(Text.assemble(("error:", "bold red"), " ", str(exc)))
+        # a value from env_var() shows as env_var('NAME'), also where Spark quoted it back
+        stderr.print(Text.assemble(("error:", "bold red"), " ", redact(str(exc))))
         raise typer.Exit(exit_code_of(exc)) from None

@@ -111,6 +111,7 @@ def _run(
     from runner.checkpoint_lock import CheckpointLocks
     from runner.cli.progress import console
     from runner.errors import ConfigError
+    from runner.model_sql import check_values_are_set
     from runner.project import load, parse_vars
     from runner.selection import select_models
     from runner.stream_columns import new_unmapped_columns
@@ -126,6 +127,7 @@ def _run(
         for warning in project.warnings:
             console.print(Text.assemble(("warning:", "yellow"), " ", str(warning)))
 
+        check_values_are_set(project, models)  # each env_var() value is set: before Spark
         # one run per checkpoint: the OS releases the locks when this process ends, however
         with CheckpointLocks() as locks:
             for model in models:

@@ -27,6 +27,7 @@ from runner.model_sql import (
     set_properties_statement,
 )
 from runner.project import Project
+from runner.secrets import redact, redact_data
 from runner.testing.suite import TestSuite, load_suite
 
 DOCS_DIR = Path("target") / "docs"
@@ -58,10 +59,11 @@ def generate_docs(project: Project, history: History | None = None) -> Path:
         shutil.copyfile(ASSETS / "vendor" / name, out / "vendor" / name)
     data = site_data(project, history)
     # '</' would end the <script> element early; '<\/' is the same string to JavaScript.
-    payload = json.dumps(data, sort_keys=True, default=str).replace("</", "<\\/")
+    # values from env_var() are shown as env_var('NAME') (runner/secrets.py)
+    payload = json.dumps(redact_data(data), sort_keys=True, default=str).replace("</", "<\\/")
     page = (ASSETS / "index.html").read_text(encoding="utf-8").replace(_DATA_MARK, payload)
     index = out / "index.html"
-    index.write_text(page, encoding="utf-8")
+    index.write_text(redact(page), encoding="utf-8")
     return index
 
 

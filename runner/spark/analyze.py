@@ -62,6 +62,7 @@ from runner.lint.analyze import (
 from runner.logs import logger_level
 from runner.model_sql import compile_setup
 from runner.project import Project
+from runner.secrets import reveal
 from runner.spark.session import build_session
 
 ANALYSIS_MASTER = "local[2]"
@@ -177,7 +178,7 @@ def _explain(session: SparkSession, sql: str) -> None:
 
 def _sql(session: SparkSession, sql: str) -> list:
     try:
-        return session.sql(sql).collect()
+        return session.sql(reveal(sql, used_in="lint --analyze")).collect()
     except ParseException as exc:
         raise _StatementFailed(error_text(exc), parse_error=True) from None
     except (PySparkException, Py4JError) as exc:
@@ -314,7 +315,7 @@ def _make_stand_in(
         previous.append(_Registration(table, details.get("Location", "")))
         spark.sql(f"DROP TABLE {table}")  # an external table's name only; its data stays
     try:
-        spark.sql(setup.create.sql).collect()
+        spark.sql(setup.create.executable).collect()
     except (PySparkException, Py4JError) as exc:
         return f"Spark rejects the set-up DDL of {table}: {_one_sentence(error_text(exc))}"
     created.append(table)

@@ -82,7 +82,7 @@ _LINE_TYPE = StructType(
 def read_file_stream(spark: SparkSession, stream: StreamSpec) -> DataFrame:
     """One row per new file: ``_file`` (its path) and ``_text`` (its content)."""
     assert stream.path is not None
-    options = {k: v for k, v in stream.options.items() if k in FILE_STREAM_OPTIONS}
+    options = {k: v for k, v in stream.reader_options().items() if k in FILE_STREAM_OPTIONS}
     frame = (
         spark.readStream.format("text")
         .option("wholetext", "true")
@@ -163,7 +163,7 @@ def _lines(
     if stream.format == "json":
         split = F.udf(lambda text: _json_lines(text, names), ArrayType(_LINE_TYPE), useArrow=False)
     else:
-        options = {k: v for k, v in stream.options.items() if k in CSV_READER_OPTIONS}
+        options = {k: v for k, v in stream.reader_options().items() if k in CSV_READER_OPTIONS}
         split = F.udf(
             lambda text: _csv_lines(text, names, options), ArrayType(_LINE_TYPE), useArrow=False
         )
@@ -275,7 +275,7 @@ def _typed(stream: StreamSpec, schema: StructType, lines: DataFrame) -> DataFram
     if stream.format == "json":
         parse_options = {
             k: v
-            for k, v in stream.options.items()
+            for k, v in stream.reader_options().items()
             if k not in FILE_STREAM_OPTIONS and k not in CSV_READER_OPTIONS
         }
         with_corrupt = StructType([*schema.fields]).add(CORRUPT_COLUMN, StringType())

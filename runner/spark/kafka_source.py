@@ -62,7 +62,7 @@ def read_kafka_stream(spark: SparkSession, stream: StreamSpec) -> DataFrame:
     """``spark.readStream.format('kafka')`` with the stream's servers, topics and offsets; the
     stream's ``options`` are passed through as they are (they may add ``kafka.*`` settings)."""
     kafka = _kafka(stream)
-    options = {**kafka.source_options(), **stream.options}
+    options = {**kafka.source_options(), **stream.reader_options()}
     return spark.readStream.format("kafka").options(**options).load()
 
 

@@ -6,16 +6,18 @@ import atexit
 import contextlib
 import logging
 import os
+import shutil
 import sys
 import threading
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
+from pyspark.errors import PySparkRuntimeError
 from pyspark.sql import SparkSession
 
 from runner.config import TargetSpec
 from runner.error_text import first_line
-from runner.errors import ConfigError
+from runner.errors import ConfigError, SetupError
 from runner.processes import with_extra_jvm_options
 from runner.spark.jars import delta_coordinates, resolve_jars
 from runner.target_address import TargetUnreachable, check_reachable, unreachable_message
@@ -45,7 +47,7 @@ def session_conf(target: TargetSpec, extra_jars: list[str] | None = None) -> dic
     """Every Spark setting of a session for ``target`` (pure: no JVM is started)."""
     jars = [str(p) for p in resolve_jars(delta_coordinates() + list(extra_jars or []))]
     conf = {**DEFAULT_CONF, "spark.sql.warehouse.dir": str(target.warehouse)}
-    conf.update(target.spark_conf)
+    conf.update(target.revealed_conf())
     conf["spark.jars"] = ",".join(filter(None, [conf.get("spark.jars", ""), *jars]))
     for key in ("spark.driver.extraJavaOptions", "spark.executor.extraJavaOptions"):
         options = with_extra_jvm_options(conf.get(key, ""))
@@ -65,6 +67,9 @@ def build_session(
         check_reachable(target.name, address)
     if target.remote:
         return connect_session(target)
+    java_home = os.environ.get("JAVA_HOME")
+    if java_home and not (Path(java_home) / "bin" / "java").exists():
+        raise java_did_not_start()  # before mvn or spark-class print their own complaints
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     if target.kind == "local" or (address is not None and address.host in LOOPBACK):
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")  # no loopback-hostname warning
@@ -74,9 +79,32 @@ def build_session(
     # py4j logs every exception a foreachBatch function raises, Java stack and all; the runner
     # reports those itself with the model's file and line.
     logging.getLogger("py4j.clientserver").setLevel(logging.CRITICAL)
-    spark = builder.getOrCreate()
+    try:
+        spark = builder.getOrCreate()
+    except PySparkRuntimeError as exc:
+        if exc.getCondition() != "JAVA_GATEWAY_EXITED":
+            raise
+        raise java_did_not_start() from None
     spark.sparkContext.setLogLevel("ERROR")
     return spark
+
+
+def java_did_not_start() -> SetupError:
+    """The one-line error when the JVM does not start (pyspark says only that the gateway
+    exited; Java's own complaint is on stderr above it)."""
+    java_home = os.environ.get("JAVA_HOME")
+    java = Path(java_home) / "bin" / "java" if java_home else None
+    if java is not None and not java.exists():
+        why = f"JAVA_HOME is {java_home}, which has no bin/java"
+    elif java is not None:
+        why = f"{java} (from JAVA_HOME) exited at once"
+    else:
+        why = "the java on PATH exited at once" if shutil.which("java") else "no java on PATH"
+    return SetupError(
+        f"Java did not start, so Spark cannot: {why}",
+        hint="point JAVA_HOME at a Java 17 installation (or unset it to use the java on "
+        "PATH) and check with: $JAVA_HOME/bin/java -version",
+    )
 
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
@@ -115,7 +143,7 @@ def connect_session(target: TargetSpec) -> SparkSession:
     # Released while the interpreter still runs: a Connect session left to the garbage
     # collector at exit can hang in gRPC's channel close, after the command has finished.
     atexit.register(release_connect_session, spark)
-    conf = {k: DEFAULT_CONF[k] for k in CONNECT_SESSION_DEFAULTS} | dict(target.spark_conf)
+    conf = {k: DEFAULT_CONF[k] for k in CONNECT_SESSION_DEFAULTS} | target.revealed_conf()
     for key, value in conf.items():
         try:
             spark.conf.set(key, value)

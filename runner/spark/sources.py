@@ -47,7 +47,7 @@ def read_stream(
     """
     if stream.format == KAFKA_FORMAT:
         return kafka_source.read_kafka_stream(spark, stream)
-    reader = spark.readStream.format(stream.format).options(**stream.options)
+    reader = spark.readStream.format(stream.format).options(**stream.reader_options())
     if stream.format in FILE_FORMATS:
         assert stream.path is not None and stream.schema is not None  # validated at load
         if not stream.path.exists():

@@ -59,7 +59,7 @@ def run_statement(
         session.conf.set(TXN_APP_ID, txn.app_id)
         session.conf.set(TXN_VERSION, str(txn.version))
     try:
-        rows = retry_on_conflict(lambda: session.sql(statement.sql).collect())
+        rows = retry_on_conflict(lambda: session.sql(statement.executable).collect())
     except ConflictRetriesExhausted as exc:
         raise ModelSqlError(
             f"{statement.label} ({statement.keyword}) conflicted with concurrent writers to the "

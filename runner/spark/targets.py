@@ -12,6 +12,7 @@ from runner.config import ModelSpec
 from runner.errors import ConfigError
 from runner.model_sql import compile_setup, set_properties_statement
 from runner.project import Project
+from runner.secrets import reveal_all
 from runner.spark.delta_log import is_local_delta_table
 from runner.spark.statements import StatementResult, run_statement
 
@@ -41,7 +42,8 @@ def missing_properties(spark: SparkSession, table: str, wanted: dict[str, str]) 
     with that value."""
     rows = spark.sql(f"SHOW TBLPROPERTIES {table}").collect()
     existing = {row["key"]: row["value"] for row in rows}
-    return {key: value for key, value in wanted.items() if existing.get(key) != value}
+    values = reveal_all(wanted, used_in=f"table property of {table}:")  # env_var() values
+    return {key: wanted[key] for key, value in values.items() if existing.get(key) != value}
 
 
 def delta_table_exists(spark: SparkSession, location: Path) -> bool:

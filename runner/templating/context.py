@@ -18,7 +18,6 @@ lacks.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, overload
@@ -26,6 +25,7 @@ from typing import Any, overload
 from runner.config import ModelConfig
 from runner.ddl import column_names
 from runner.errors import TemplateRaise
+from runner.secrets import Secret, env_secret
 from runner.templating.batch_facts import BatchStats
 
 
@@ -266,12 +266,10 @@ def _context(
             )
         return default
 
-    def env_var(name: str, default: Any = _MISSING) -> Any:
-        if name in os.environ:
-            return os.environ[name]
-        if default is _MISSING:
-            raise TemplateRaise(f"environment variable {name} is not set and has no default")
-        return default
+    def env_var(name: str, default: Any = _MISSING) -> Secret:
+        # The value, shown as env_var('NAME') wherever it is written; one that is not set
+        # fails only where Spark would receive it (runner/secrets.py).
+        return env_secret(name, None if default is _MISSING else str(default))
 
     return {
         "config": config,

@@ -84,7 +84,10 @@ def test_type_error_in_a_view_and_a_syntax_error_reported_once(
         "{{ dedupe(batch, key='order_id', order_by='updated_at DESC') }}",
         "SELECT *, amount + array(1) AS bad FROM {{ batch }}",
     )
-    broken = MODEL.replace("USING orders_latest AS s", "USING orders_latest AS s s s")
+    broken = MODEL.replace("USING orders_latest AS s", "USING orders_latest AS s s s").replace(
+        "analyze.orders",
+        "analyze.orders_broken",  # one writer per target
+    )
     project = project_factory({"typed": typed, "broken": broken})
 
     result = cli("lint", "--analyze", "--format", "json", "--project-dir", project)

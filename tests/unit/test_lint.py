@@ -206,7 +206,9 @@ def test_cli_exit_codes(project_factory: Callable[..., Path], example_project: P
 
 
 def test_cli_select_lints_only_the_selected_models(project_factory: Callable[..., Path]) -> None:
-    root = project_factory({"bad": raw_merge(), "ok": DEDUPED})
+    root = project_factory(
+        {"bad": raw_merge(), "ok": DEDUPED.replace("silver.orders", "silver.ok")}
+    )
     result = runner.invoke(app, ["lint", "-p", str(root), "--select", "ok", "-f", "json"])
     assert result.exit_code == 0, result.output
     assert json.loads(result.output)["summary"]["models"] == 1
@@ -253,7 +255,9 @@ def test_merge_defects_spark_rejects_are_syntax_errors_not_crashes(
         "Expected INTO": raw_merge().replace(defect, "MERGE"),
         "Expected THEN": raw_merge().replace(defect, "UPDATE"),
     }[expected]
-    root = project_factory({"m": broken, "other": raw_merge()})
+    root = project_factory(
+        {"m": broken, "other": raw_merge().replace("silver.orders", "silver.other")}
+    )
     result = runner.invoke(app, ["lint", "-p", str(root), "-f", "json"])
     assert result.exit_code == 1, result.output
     findings = json.loads(result.output)["findings"]
@@ -272,7 +276,9 @@ def test_a_rule_that_crashes_is_a_finding_not_a_traceback(
         raise ZeroDivisionError("boom")
 
     monkeypatch.setattr(rules.SelectStarInFinalProjection, "check", explode)
-    root = project_factory({"a": raw_merge(), "b": raw_merge()})
+    root = project_factory(
+        {"a": raw_merge(), "b": raw_merge().replace("silver.orders", "silver.b")}
+    )
     found = [(v.path, v.code, v.severity) for v in lint_project(root).violations]
     assert ("models/a.sql", "DL000", ERROR) in found and ("models/b.sql", "DL000", ERROR) in found
     assert ("models/a.sql", "DL003", ERROR) in found  # the other rules still report

@@ -8,6 +8,7 @@ from runner import project as project_loader
 from runner.config import ModelConfig
 from runner.errors import ConfigError, TemplateError
 from runner.model_sql import compile_batch, compile_setup, maintenance_due
+from runner.secrets import redact
 from runner.templating.batch_facts import BatchFacts, BatchStats
 from runner.templating.context import (
     ColumnList,
@@ -53,7 +54,10 @@ def test_env_var_with_and_without_default(project_factory, monkeypatch) -> None:
         }
     )
     project = load(root)
-    assert compile_batch(project, project.model("m"), 0)[0].sql == "SELECT 'eu', 'd'"
+    statement = compile_batch(project, project.model("m"), 0)[0]
+    assert statement.executable == "SELECT 'eu', 'd'"  # what Spark receives
+    # what is shown and written: the variables' names, not their values
+    assert redact(statement.sql) == "SELECT 'env_var('RUNNER_TEST_REGION')', 'env_var('NOPE_X')'"
 
 
 def test_dedupe_macro_keeps_stream_columns_and_latest_row(project_factory) -> None:

@@ -14,6 +14,7 @@ import pytest
 from runner.errors import ConfigError
 from runner.processes import free_port
 from runner.project import load
+from runner.secrets import redact
 from runner.target_address import Address, parse_master, parse_remote
 from tests.conftest import write_project
 
@@ -140,17 +141,21 @@ def test_spark_conf_reads_secrets_from_the_environment_and_never_shows_them(
         "\"{{ env_var('TEST_S3_ENDPOINT', 'http://x:9000') }}\"\n",
     )
     monkeypatch.delenv("TEST_S3_SECRET", raising=False)
+    unset = load(root, "s3").target  # loading (lint, compile, docs) needs no secret
     with pytest.raises(ConfigError, match="reads environment variable TEST_S3_SECRET") as caught:
-        load(root, "s3")
+        unset.revealed_conf()  # building a session does
     lines = (root / "project.yml").read_text().splitlines()
     assert caught.value.line is not None
     assert lines[caught.value.line - 1].strip().startswith("spark.hadoop.fs.s3a.secret.key:")
 
     monkeypatch.setenv("TEST_S3_SECRET", "s3cr3t-value")
     target = load(root, "s3").target
-    assert target.spark_conf["spark.hadoop.fs.s3a.secret.key"] == "s3cr3t-value"
-    assert target.spark_conf["spark.hadoop.fs.s3a.endpoint"] == "http://x:9000"
+    conf = target.revealed_conf()
+    assert conf["spark.hadoop.fs.s3a.secret.key"] == "s3cr3t-value"
+    assert conf["spark.hadoop.fs.s3a.endpoint"] == "http://x:9000"
     assert "s3cr3t" not in repr(target)
+    shown = redact(str(target.spark_conf))
+    assert "s3cr3t" not in shown and "env_var('TEST_S3_SECRET')" in shown
 
 
 def test_cluster_status_and_stop_without_a_cluster(tmp_path: Path) -> None:
