@@ -113,3 +113,48 @@ class TrackHistoryColumnNotInTarget(Rule):
                         where = context.locate_line(line, f"'{column}'")
                         found.append(self.violation(context, where, message))
         return found
+
+
+# merge() arguments that make a row keep the values of the event that inserted it
+_FIRST_EVENT_ARGUMENTS = {
+    "mode": "with mode='{value}' a row keeps the event that inserted it (insert_only) or "
+    "loses the events after a delete (update_only)",
+    "update_columns": "columns left out of update_columns keep the inserting event's values",
+    "exclude_columns": "exclude_columns keep the inserting event's values",
+}
+
+
+class MergeDependsOnBatching(Rule):
+    """A `merge()` option makes the target depend on how events fall into micro-batches.
+
+    The rule of docs/macros/merge.md: the same events give the same table however they are
+    cut into batches. `mode='insert_only'` / `'update_only'`, `update_columns` and
+    `exclude_columns` keep, for some columns or keys, the values of the event that inserted
+    the row: one batch holding two events of a new key inserts the newer one, two batches
+    insert the older one and then leave those columns alone. Use `except_columns` for columns
+    never written; or, when each key's events come one per batch, or the difference is what
+    you want, say so with `-- noqa: DL022` (or `lint: severity: {DL022: warning}`).
+    """
+
+    code = "DL022"
+    severity = ERROR
+
+    def check(self, context: ModelContext) -> list[Violation]:
+        found = []
+        for call in context.scan.calls_of("merge"):
+            for key, why in _FIRST_EVENT_ARGUMENTS.items():
+                if key not in call.kwargs:
+                    continue
+                value, line = call.kwargs[key]
+                # a computed argument may be anything: only constants are judged
+                if key == "mode" and value not in ("insert_only", "update_only"):
+                    continue
+                if key != "mode" and not (isinstance(value, list | tuple | str) and value):
+                    continue
+                message = (
+                    f"merge({key}=...): the target depends on how events fall into batches: "
+                    f"{why.format(value=value)}; see docs/macros/merge.md (the same events, "
+                    "the same table)"
+                )
+                found.append(self.violation(context, context.locate_line(line, key), message))
+        return found

@@ -13,7 +13,11 @@ from sqlglot.tokens import TokenType
 
 from runner.error_text import first_line
 from runner.lint.base import ERROR, WARNING, Rule, Violation
-from runner.lint.cdc_rules import SequenceColumnNotInStream, TrackHistoryColumnNotInTarget
+from runner.lint.cdc_rules import (
+    MergeDependsOnBatching,
+    SequenceColumnNotInStream,
+    TrackHistoryColumnNotInTarget,
+)
 from runner.lint.context import Location, ModelContext, ParsedStatement
 from runner.lint.expressions import (
     equality_pairs,
@@ -546,6 +550,7 @@ RULES: tuple[type[Rule], ...] = (
     MissingSemicolon,
     SequenceColumnNotInStream,
     TrackHistoryColumnNotInTarget,
+    MergeDependsOnBatching,
 )
 
 
