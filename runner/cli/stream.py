@@ -6,6 +6,7 @@ import json
 import signal
 import threading
 from contextlib import nullcontext
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -35,12 +36,32 @@ FullRefresh = Annotated[
         "from the start of their sources. Example: runner run -m orders_merge --full-refresh",
     ),
 ]
+AdoptState = Annotated[
+    bool,
+    typer.Option(
+        "--adopt-state",
+        help="Accept a model's checkpoint and target as they are now when they no longer belong "
+        "together (target deleted or replaced, checkpoint copied from another model, target "
+        "without its checkpoint), record them as the model's, and go on; without it such a "
+        "model stops before anything is written. "
+        "Example: runner run -m orders_merge --adopt-state",
+    ),
+]
 Verbose = Annotated[
     bool,
     typer.Option(
         "--verbose", "-v", help="Print every statement as it finishes. Example: runner stream -v"
     ),
 ]
+
+
+@dataclass(frozen=True)
+class RunChoices:
+    """The options of `run` and `stream` that change what a run does to a model's state."""
+
+    full_refresh: bool = False
+    adopt_state: bool = False
+    verbose: bool = False
 
 
 def stream(
@@ -50,6 +71,7 @@ def stream(
     target: Target = None,
     vars: Vars = None,
     full_refresh: FullRefresh = False,
+    adopt_state: AdoptState = False,
     verbose: Verbose = False,
     debug: Debug = False,
 ) -> None:
@@ -60,7 +82,15 @@ def stream(
 
     Example: runner stream --model orders_merge
     """
-    _run(model or [], select or [], project_dir, target, vars, full_refresh, verbose, debug)
+    _run(
+        model or [],
+        select or [],
+        project_dir,
+        target,
+        vars,
+        RunChoices(full_refresh, adopt_state, verbose),
+        debug,
+    )
 
 
 def run(
@@ -70,6 +100,7 @@ def run(
     target: Target = None,
     vars: Vars = None,
     full_refresh: FullRefresh = False,
+    adopt_state: AdoptState = False,
     verbose: Verbose = False,
     debug: Debug = False,
 ) -> None:
@@ -87,8 +118,7 @@ def run(
         project_dir,
         target,
         vars,
-        full_refresh,
-        verbose,
+        RunChoices(full_refresh, adopt_state, verbose),
         debug,
         trigger=TriggerSpec(kind="available_now"),
     )
@@ -100,8 +130,7 @@ def _run(
     project_dir: Path,
     target: str | None,
     vars_text: str | None,
-    full_refresh: bool,
-    verbose: bool,
+    choices: RunChoices,
     debug: bool,
     trigger: TriggerSpec | None = None,
 ) -> None:
@@ -141,14 +170,13 @@ def _run(
                 if unmapped:
                     console.print(Text.assemble(("warning:", "yellow"), " ", unmapped))
             with while_running():
-                _run_models(project, models, full_refresh, verbose, trigger)
+                _run_models(project, models, choices, trigger)
 
 
 def _run_models(
     project: Project,
     models: list[ModelSpec],
-    full_refresh: bool,
-    verbose: bool,
+    choices: RunChoices,
     trigger: TriggerSpec | None,
 ) -> None:
     from rich.text import Text
@@ -158,6 +186,7 @@ def _run_models(
     from runner.errors import RunnerError
     from runner.spark.pipeline import session_for, stream_models  # starts no JVM yet
     from runner.spark.query import Callbacks, RunningModel
+    from runner.spark.state_guard import guard_models
 
     for model in models:
         console.print(
@@ -168,12 +197,15 @@ def _run_models(
             )
         )
     spark = session_for(project, models)
-    if full_refresh:
+    if choices.full_refresh:
         from runner.spark.targets import reset_model
 
         for model in models:
             for removed in reset_model(spark, project, model):
                 console.print(f"full refresh: removed {removed}")
+    # each checkpoint still with its own target, before anything of any model is written
+    for adopted in guard_models(spark, project, models, adopt=choices.adopt_state):
+        console.print(adopted)
     stop = threading.Event()
 
     def request_stop(signum: int, _frame: object) -> None:
@@ -189,7 +221,7 @@ def _run_models(
     shown = trigger is None and console.is_terminal
     callbacks = Callbacks(
         on_batch=board.on_batch if shown else print_batch,
-        on_statement=print_statement if verbose else None,
+        on_statement=print_statement if choices.verbose else None,
     )
 
     running: list[RunningModel] = []
