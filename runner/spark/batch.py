@@ -91,10 +91,12 @@ def run_batch(
         report.phases["source"] = clock.lap()
         # row expectations: counted, failing rows dropped or quarantined, or the batch stops;
         # the rows left are registered as the batch view
-        rows, report.expectations = apply_expectations(
+        rows, applied = apply_expectations(
             model, source.rows, batch_id, warehouse=project.target.warehouse, query_id=query_id
         )
-        report.quarantined += sum(e.failed for e in report.expectations if e.action == "quarantine")
+        report.expectations = applied.outcomes
+        report.quarantined += applied.quarantined  # rows, not failed expectations
+        report.dropped = applied.dropped
         report.phases["expectations"] = clock.lap()
         # schema-drift policy: may stop the batch, or ALTER the target, before any statement
         apply_drift_policy(session, project, model, rows)
