@@ -136,12 +136,14 @@ def _run(
 ) -> None:
     from rich.text import Text
 
+    from runner.checkpoint_files import check_checkpoint_files
     from runner.checkpoint_leftovers import remove_interrupted_first_batch
     from runner.checkpoint_lock import CheckpointLocks
     from runner.cli.progress import console
     from runner.errors import ConfigError
     from runner.project import load, parse_vars
     from runner.selection import select_models
+    from runner.source_paths import check_source_paths
     from runner.stream_columns import new_unmapped_columns
 
     with reported_errors(debug):
@@ -154,12 +156,17 @@ def _run(
         models = [project.models[name] for name in names]
         for warning in project.warnings:
             console.print(Text.assemble(("warning:", "yellow"), " ", str(warning)))
+        # a file stream's path: a file is an error, a missing directory is created with a word
+        for warning in check_source_paths(project, models, waits=trigger is None):
+            console.print(Text.assemble(("warning:", "yellow"), " ", warning))
 
         # one run per checkpoint: the OS releases the locks when this process ends, however
         with CheckpointLocks() as locks:
             for model in models:
                 locks.acquire(project.target.checkpoint_root, model.name)
                 checkpoint = project.target.checkpoint_for(model.name)
+                if not choices.full_refresh:  # which deletes the checkpoint, damaged or not
+                    check_checkpoint_files(model.name, checkpoint)
                 leftovers = remove_interrupted_first_batch(checkpoint)
                 if leftovers:
                     console.print(

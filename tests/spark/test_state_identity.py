@@ -13,6 +13,7 @@ from pathlib import Path
 from pyspark.sql import SparkSession
 
 from tests.conftest import land_events, write_project
+from tests.spark.test_orders_pipeline import land_sample
 
 MODEL = """{{{{ config(stream='orders', target='{table}', unique_key='order_id',
     columns='order_id STRING, amount DECIMAL(10,2)') }}}}
@@ -230,7 +231,10 @@ def test_a_target_another_model_created_empty_is_no_mismatch(
     without a checkpoint, which holds nothing to lose."""
     first = cli("run", "-m", "customer_totals", "-p", example_project)
     assert first.exit_code == 0, first.output + first.stderr
+    assert (example_project / "target" / "local" / "warehouse" / "silver" / "orders").is_dir()
+    land_sample(example_project, ["001.json"])
 
     result = cli("run", "-m", "orders_merge", "-p", example_project)
 
     assert result.exit_code == 0, result.output + result.stderr
+    assert "orders_merge batch 0: 5 rows in" in result.output
