@@ -92,8 +92,8 @@ def read_owner(checkpoint: Path) -> OwnerRecord | None:
         raise CorruptOwnerRecord(
             f"the checkpoint's owner record {path} cannot be read ({exc.__class__.__name__}: "
             f"{exc})",
-            hint=f"delete that one file and start again with {ADOPT_FLAG} to record the "
-            "checkpoint's owner anew, or --full-refresh to rebuild target and checkpoint",
+            hint="if the checkpoint is this model's own, delete that one file: the next start "
+            "records its owner anew; else --full-refresh rebuilds target and checkpoint",
         ) from None
 
 

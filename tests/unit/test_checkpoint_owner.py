@@ -53,7 +53,7 @@ def test_a_record_that_does_not_parse_is_named_with_what_to_do(tmp_path: Path) -
         read_owner(tmp_path)
 
     assert str(tmp_path / "runner_owner.json") in raised.value.message
-    assert "--adopt-state" in (raised.value.hint or "")
+    assert "delete that one file" in (raised.value.hint or "")
 
 
 def test_each_mismatch_is_told_apart(tmp_path: Path) -> None:
