@@ -25,6 +25,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
 
+from runner.checkpoint_files import CorruptCheckpointFile
 from runner.errors import RunnerError
 
 OWNER_FILE = "runner_owner.json"
@@ -42,7 +43,7 @@ class StateMismatch(RunnerError):
         self.kind = kind
 
 
-class CorruptOwnerRecord(RunnerError):
+class CorruptOwnerRecord(CorruptCheckpointFile):
     """The owner record in a checkpoint cannot be read."""
 
 
