@@ -155,9 +155,14 @@ def state_mismatch(
     model = expected.model
     table = f"{expected.target} at {expected.location}"
     if recorded is not None and recorded.owner() != expected.owner():
+        why = (
+            "its stream or target changed since the checkpoint was made"
+            if recorded.model == expected.model
+            else "it was copied or moved here"
+        )
         return StateMismatch(
             f"model '{model}': its checkpoint {checkpoint} belongs to {recorded.describe()}, "
-            f"not to {expected.describe()} (it was copied or moved here): running would go on "
+            f"not to {expected.describe()} ({why}): running would go on "
             f"from where that one stopped and skip all it read before; choose: restore this "
             f"model's own checkpoint, --full-refresh (delete checkpoint and target, read the "
             f"source from the start), or {ADOPT_FLAG} (keep it: this model goes on from there)",

@@ -89,3 +89,20 @@ def test_the_deleted_target_line_says_how_far_the_checkpoint_read(tmp_path: Path
 
     assert found is not None
     assert f"its checkpoint {checkpoint} has read 3 batch(es) of stream 'orders'" in found.message
+
+
+def test_a_model_whose_target_changed_is_told_so_not_that_its_checkpoint_was_copied(
+    tmp_path: Path,
+) -> None:
+    checkpoint = started(tmp_path / "ckpt")
+    expected = OwnerRecord("a", "orders", "s.a_v2", "/w/s/a_v2", "id-1")
+
+    found = state_mismatch(
+        expected=expected,
+        checkpoint=checkpoint,
+        recorded=RECORD,
+        target=TargetFacts("id-1", holds_data=True),
+    )
+
+    assert found is not None and found.kind == "foreign_checkpoint"
+    assert "(its stream or target changed since the checkpoint was made)" in found.message
