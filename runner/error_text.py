@@ -28,6 +28,12 @@ _NOT_THE_MESSAGE = re.compile(
 )
 # The Java class at the start of a Throwable's toString(): "org.apache...DeltaException: ..."
 _JAVA_CLASS = re.compile(r"(?:[a-z_$][\w$]*\.)+[A-Z][\w$]*: ")
+# A message that starts with Spark's (or Delta's) error class: "[CAST_INVALID_INPUT] ..."
+_ERROR_CLASS = re.compile(r"\[[A-Z][A-Z0-9_.]*\]")
+# Wrappers whose own message says only that something below failed (the task, the job): the
+# line shown for them is their root cause's.
+_WRAPPERS = ("[TASK_WRITE_FAILED]", "Job aborted", "Task failed", "[FAILED_EXECUTE_UDF]")
+_MAX_CAUSES = 32
 
 
 def error_text(error: BaseException) -> str:
@@ -72,6 +78,74 @@ def first_line(error: BaseException | str) -> str:
             java_class = _JAVA_CLASS.match(line)
             return line[java_class.end() :] if java_class else line
     return type(error).__name__ if isinstance(error, BaseException) else ""
+
+
+def root_cause(error: BaseException) -> str | None:
+    """The first line of the innermost cause of a JVM error that names an error class
+    (``[CAST_INVALID_INPUT] The value 'ten' of the type "STRING" cannot be cast to "BIGINT"
+    ...``), else of its innermost cause; None when the error has no JVM cause. Spark wraps the
+    error a task hit (a bad cast, an overflow) in ``TASK_WRITE_FAILED`` and a job abort, whose
+    messages do not say what failed: the Java exception's cause chain does."""
+    throwable = _java_throwable(error)
+    lines: list[str] = []
+    cause = _cause_of(throwable)
+    while cause is not None and len(lines) < _MAX_CAUSES:
+        line = first_line(_throwable_text(cause))
+        if line:
+            lines.append(line)
+        cause = _cause_of(cause)
+    classed = [line for line in lines if _ERROR_CLASS.match(line)]
+    found = classed or lines
+    return found[-1] if found else None
+
+
+def first_line_with_cause(error: BaseException) -> str:
+    """``first_line(error)``, and when that says only that a task or a job failed, what made it
+    fail (``root_cause``): ``[TASK_WRITE_FAILED] Task failed while writing rows to ...; caused
+    by: [CAST_INVALID_INPUT] The value 'ten' ...``."""
+    return with_root_cause(first_line(error), error)
+
+
+def with_root_cause(line: str, error: BaseException) -> str:
+    """``line`` (a message of ``error``), with ``error``'s root cause appended when ``line`` says
+    only that a task or a job failed."""
+    if not any(wrapper in line for wrapper in _WRAPPERS):
+        return line
+    try:
+        cause = root_cause(error)
+    except Exception:  # the JVM is gone or cannot tell: the error's own line stands
+        return line
+    if cause is None or cause in line:
+        return line
+    return f"{line}; caused by: {cause}"
+
+
+def _java_throwable(error: BaseException) -> object | None:
+    """The JVM Throwable behind ``error``: pyspark's captured exception keeps it as
+    ``_origin``; a Py4J error as ``java_exception`` (the oldest one on the chain)."""
+    chain: list[BaseException] = []
+    seen: BaseException | None = error
+    while seen is not None and seen not in chain:
+        chain.append(seen)
+        seen = seen.__cause__ or seen.__context__
+    for one in chain:
+        origin = getattr(one, "_origin", None)
+        if origin is not None:
+            return origin
+    java_errors = [e for e in chain if _is_instance(e, "py4j.protocol", "Py4JJavaError")]
+    return java_errors[-1].java_exception if java_errors else None  # type: ignore[attr-defined]
+
+
+def _cause_of(throwable: object | None) -> object | None:
+    if throwable is None:
+        return None
+    cause = throwable.getCause()  # type: ignore[attr-defined]
+    return None if cause is None or cause == throwable else cause
+
+
+def _throwable_text(throwable: object) -> str:
+    message = throwable.getMessage()  # type: ignore[attr-defined]
+    return str(message) if message else str(throwable.toString())  # type: ignore[attr-defined]
 
 
 def _is_instance(error: BaseException, module: str, name: str) -> bool:

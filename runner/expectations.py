@@ -32,6 +32,9 @@ _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _KEYS = ("expect", "on_violation")
 FAILED_COLUMN = "__failed_expectations"
 SAMPLE_ROWS = 5  # failing rows a 'fail' expectation shows in its error
+# the columns of the counts query after each expectation's failures: rows, not failures
+QUARANTINED_ROWS = "__quarantined_rows"
+DROPPED_ROWS = "__dropped_rows"
 
 
 @dataclass(frozen=True)
@@ -102,9 +105,10 @@ class ExpectationChecks:
     """The SQL that checks one batch of a model against its expectations, in the order it runs.
 
     The batch arrives registered as ``input_view``; ``check`` adds each row's failed
-    expectation names; ``counts`` is one row (the batch's rows, then each expectation's failing
-    rows); ``quarantine`` selects what goes to ``quarantine.<model>`` (None without a
-    ``quarantine`` expectation); ``batch`` registers the rows the model's statements read.
+    expectation names; ``counts`` is one row (the batch's rows, each expectation's failing
+    rows, then the rows quarantined and the rows dropped, each row once); ``quarantine``
+    selects what goes to ``quarantine.<model>`` (None without a ``quarantine`` expectation);
+    ``batch`` registers the rows the model's statements read.
     """
 
     model_name: str
@@ -187,9 +191,21 @@ def expectation_checks(
         f",\n  count_if(array_contains({FAILED_COLUMN}, {_literal(e.name)})) AS {e.name}"
         for e in expectations
     )
-    counts = f"SELECT count(1) AS __rows{counted}\nFROM {checked_view}"
     quarantined = [e.name for e in expectations if e.action == "quarantine"]
-    removed = [e.name for e in expectations if e.action == "drop"] + quarantined
+    dropped = [e.name for e in expectations if e.action == "drop"]
+    removed = dropped + quarantined
+    # rows, not failures: a row failing two expectations is one row quarantined (or dropped);
+    # one failing a 'drop' and a 'quarantine' expectation is quarantined
+    if quarantined:
+        counted += f",\n  count_if({_overlaps(quarantined)}) AS {QUARANTINED_ROWS}"
+    if dropped:
+        kept_out = (
+            f"{_overlaps(dropped)} AND NOT {_overlaps(quarantined)}"
+            if quarantined
+            else (_overlaps(dropped))
+        )
+        counted += f",\n  count_if({kept_out}) AS {DROPPED_ROWS}"
+    counts = f"SELECT count(1) AS __rows{counted}\nFROM {checked_view}"
     quarantine = None
     if quarantined:
         keys = [

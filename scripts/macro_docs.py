@@ -431,7 +431,10 @@ Each batch's counts (passed and failed rows per expectation) are in the progress
 in, 2 quarantined (expectations failed: has_customer 1 warn, amount_positive 2 quarantine)`),
 in the event log's `expectations` column (`ARRAY<STRUCT<name, action, passed, failed>>`) and in
 the `expectations` column of `runner history` (`has_customer 1/6 warn amount_positive 2/6
-quarantine`, or `3 passed`); the README shows a real run.
+quarantine`, or `3 passed`); the README shows a real run. The batch's `quarantined` and
+`dropped` counts (progress line, event log, `runner history`'s `quar` and `drop`) are rows: a
+row failing two `quarantine` expectations is one row quarantined, and a row failing a `drop`
+and a `quarantine` expectation is quarantined, not dropped.
 
 `tests/spark/test_expectations.py` checks `warn`, `drop` and `quarantine` against a Python
 oracle on real Delta (and a replayed batch), `fail` stopping before any write, and `runner

@@ -76,7 +76,10 @@ def history(
             return
         first = rows[0]["started_at"].strftime("%Y-%m-%d") if rows else ""
         table = Table(title=f"{spec.name}: last {len(rows)} batches (from {first}, UTC)")
-        for column in ("batch", "started", "rows in", "ins", "upd", "del", "quar", "secs"):
+        # rows left out by a 'drop' expectation: a column only when some batch dropped rows
+        dropping = any(r.asDict().get("dropped") for r in rows)
+        counts = ("batch", "started", "rows in", "ins", "upd", "del", "quar")
+        for column in (*counts, *(["drop"] if dropping else []), "secs"):
             table.add_column(column, justify="right", no_wrap=True)
         table.add_column("statements (seconds)", overflow="fold")
         checked = any(r.asDict().get("expectations") for r in rows)
@@ -91,6 +94,7 @@ def history(
                 str(row["updated"]),
                 str(row["deleted"]),
                 str(row["quarantined"]),
+                *([str(row.asDict().get("dropped") or 0)] if dropping else []),
                 f"{row['seconds']:.1f}",
                 " ".join(_step(s) for s in row["statements"]),
                 *([_expectations(row.asDict().get("expectations"))] if checked else []),

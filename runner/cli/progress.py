@@ -34,6 +34,8 @@ def print_batch(report: BatchReport) -> None:
     ]
     upkeep = f", {' '.join(maintenance)}" if maintenance else ""
     quarantined = f", {report.quarantined} quarantined" if report.quarantined else ""
+    if report.dropped:
+        quarantined += f", {report.dropped} dropped"
     if report.rescued:
         quarantined += f", {report.rescued} with rescued fields"
     failing = [f"{e.name} {e.failed} {e.action}" for e in report.expectations if e.failed]

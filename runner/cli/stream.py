@@ -6,6 +6,7 @@ import json
 import signal
 import threading
 from contextlib import nullcontext
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -35,12 +36,32 @@ FullRefresh = Annotated[
         "from the start of their sources. Example: runner run -m orders_merge --full-refresh",
     ),
 ]
+AdoptState = Annotated[
+    bool,
+    typer.Option(
+        "--adopt-state",
+        help="Accept a model's checkpoint and target as they are now when they no longer belong "
+        "together (target deleted or replaced, checkpoint copied from another model, target "
+        "without its checkpoint), record them as the model's, and go on; without it such a "
+        "model stops before anything is written. "
+        "Example: runner run -m orders_merge --adopt-state",
+    ),
+]
 Verbose = Annotated[
     bool,
     typer.Option(
         "--verbose", "-v", help="Print every statement as it finishes. Example: runner stream -v"
     ),
 ]
+
+
+@dataclass(frozen=True)
+class RunChoices:
+    """The options of `run` and `stream` that change what a run does to a model's state."""
+
+    full_refresh: bool = False
+    adopt_state: bool = False
+    verbose: bool = False
 
 
 def stream(
@@ -50,6 +71,7 @@ def stream(
     target: Target = None,
     vars: Vars = None,
     full_refresh: FullRefresh = False,
+    adopt_state: AdoptState = False,
     verbose: Verbose = False,
     debug: Debug = False,
 ) -> None:
@@ -60,7 +82,15 @@ def stream(
 
     Example: runner stream --model orders_merge
     """
-    _run(model or [], select or [], project_dir, target, vars, full_refresh, verbose, debug)
+    _run(
+        model or [],
+        select or [],
+        project_dir,
+        target,
+        vars,
+        RunChoices(full_refresh, adopt_state, verbose),
+        debug,
+    )
 
 
 def run(
@@ -70,6 +100,7 @@ def run(
     target: Target = None,
     vars: Vars = None,
     full_refresh: FullRefresh = False,
+    adopt_state: AdoptState = False,
     verbose: Verbose = False,
     debug: Debug = False,
 ) -> None:
@@ -87,8 +118,7 @@ def run(
         project_dir,
         target,
         vars,
-        full_refresh,
-        verbose,
+        RunChoices(full_refresh, adopt_state, verbose),
         debug,
         trigger=TriggerSpec(kind="available_now"),
     )
@@ -100,13 +130,13 @@ def _run(
     project_dir: Path,
     target: str | None,
     vars_text: str | None,
-    full_refresh: bool,
-    verbose: bool,
+    choices: RunChoices,
     debug: bool,
     trigger: TriggerSpec | None = None,
 ) -> None:
     from rich.text import Text
 
+    from runner.checkpoint_files import check_checkpoint_files
     from runner.checkpoint_leftovers import remove_interrupted_first_batch
     from runner.checkpoint_lock import CheckpointLocks
     from runner.cli.progress import console
@@ -114,6 +144,7 @@ def _run(
     from runner.model_sql import check_values_are_set
     from runner.project import load, parse_vars
     from runner.selection import select_models
+    from runner.source_paths import check_source_paths
     from runner.stream_columns import new_unmapped_columns
 
     with reported_errors(debug):
@@ -126,6 +157,9 @@ def _run(
         models = [project.models[name] for name in names]
         for warning in project.warnings:
             console.print(Text.assemble(("warning:", "yellow"), " ", str(warning)))
+        # a file stream's path: a file is an error, a missing directory is created with a word
+        for warning in check_source_paths(project, models, waits=trigger is None):
+            console.print(Text.assemble(("warning:", "yellow"), " ", warning))
 
         check_values_are_set(project, models)  # each env_var() value is set: before Spark
         # one run per checkpoint: the OS releases the locks when this process ends, however
@@ -133,6 +167,8 @@ def _run(
             for model in models:
                 locks.acquire(project.target.checkpoint_root, model.name)
                 checkpoint = project.target.checkpoint_for(model.name)
+                if not choices.full_refresh:  # which deletes the checkpoint, damaged or not
+                    check_checkpoint_files(model.name, checkpoint)
                 leftovers = remove_interrupted_first_batch(checkpoint)
                 if leftovers:
                     console.print(
@@ -143,14 +179,13 @@ def _run(
                 if unmapped:
                     console.print(Text.assemble(("warning:", "yellow"), " ", unmapped))
             with while_running():
-                _run_models(project, models, full_refresh, verbose, trigger)
+                _run_models(project, models, choices, trigger)
 
 
 def _run_models(
     project: Project,
     models: list[ModelSpec],
-    full_refresh: bool,
-    verbose: bool,
+    choices: RunChoices,
     trigger: TriggerSpec | None,
 ) -> None:
     from rich.text import Text
@@ -160,6 +195,7 @@ def _run_models(
     from runner.errors import RunnerError
     from runner.spark.pipeline import session_for, stream_models  # starts no JVM yet
     from runner.spark.query import Callbacks, RunningModel
+    from runner.spark.state_guard import guard_models
 
     for model in models:
         console.print(
@@ -170,12 +206,15 @@ def _run_models(
             )
         )
     spark = session_for(project, models)
-    if full_refresh:
+    if choices.full_refresh:
         from runner.spark.targets import reset_model
 
         for model in models:
             for removed in reset_model(spark, project, model):
                 console.print(f"full refresh: removed {removed}")
+    # each checkpoint still with its own target, before anything of any model is written
+    for adopted in guard_models(spark, project, models, adopt=choices.adopt_state):
+        console.print(adopted)
     stop = threading.Event()
 
     def request_stop(signum: int, _frame: object) -> None:
@@ -191,7 +230,7 @@ def _run_models(
     shown = trigger is None and console.is_terminal
     callbacks = Callbacks(
         on_batch=board.on_batch if shown else print_batch,
-        on_statement=print_statement if verbose else None,
+        on_statement=print_statement if choices.verbose else None,
     )
 
     running: list[RunningModel] = []

@@ -18,8 +18,8 @@ from pathlib import Path
 from pyspark.sql import DataFrame
 
 from runner.config import ModelSpec
-from runner.error_text import first_line
-from runner.errors import RunnerError
+from runner.error_text import first_line_with_cause
+from runner.errors import ModelSqlError, RunnerError
 from runner.model_sql import compile_batch
 from runner.project import Project
 from runner.spark.batch_facts import prepare_batch_facts
@@ -91,10 +91,12 @@ def run_batch(
         report.phases["source"] = clock.lap()
         # row expectations: counted, failing rows dropped or quarantined, or the batch stops;
         # the rows left are registered as the batch view
-        rows, report.expectations = apply_expectations(
+        rows, applied = apply_expectations(
             model, source.rows, batch_id, warehouse=project.target.warehouse, query_id=query_id
         )
-        report.quarantined += sum(e.failed for e in report.expectations if e.action == "quarantine")
+        report.expectations = applied.outcomes
+        report.quarantined += applied.quarantined  # rows, not failed expectations
+        report.dropped = applied.dropped
         report.phases["expectations"] = clock.lap()
         # schema-drift policy: may stop the batch, or ALTER the target, before any statement
         apply_drift_policy(session, project, model, rows)
@@ -108,7 +110,10 @@ def run_batch(
             txn = None
             if statement.is_dml:
                 txn = statement_transaction(query_id, model.name, statement.label, batch_id)
-            result = run_statement(session, statement, txn)
+            try:
+                result = run_statement(session, statement, txn)
+            except ModelSqlError as exc:
+                raise with_type_differences(exc, rows, target_location, model) from None
             if result.skipped and txn is not None:  # a replay: what did the first attempt do?
                 recovered = committed_metrics(target_location, txn)
                 if recovered is not None:
@@ -121,6 +126,38 @@ def run_batch(
     report.seconds = clock.elapsed()
     record_batch(session, project.target, report, query_id, may_be_replay=may_be_replay)
     return report
+
+
+# A value the target's column type cannot hold: Spark names the value and the types, never the
+# column; the batch's and the target's schemas do.
+_CAST_FAILURES = ("[CAST_INVALID_INPUT]", "[CAST_OVERFLOW", "[NUMERIC_VALUE_OUT_OF_RANGE]")
+
+
+def with_type_differences(
+    error: ModelSqlError, rows: DataFrame, target_location: Path, model: ModelSpec
+) -> ModelSqlError:
+    """``error``, when a value of the batch did not fit the target, with a hint naming the
+    columns whose types differ between the batch and the target."""
+    if not any(marker in error.message for marker in _CAST_FAILURES):
+        return error
+    try:
+        target = rows.sparkSession.read.format("delta").load(str(target_location)).schema
+    except Exception:  # the hint is a help; the error stands without it
+        return error
+    theirs = {field.name.lower(): field.dataType for field in target.fields}
+    differing = [
+        f"{field.name} ({field.dataType.simpleString().upper()} in the batch, "
+        f"{theirs[field.name.lower()].simpleString().upper()} in {model.target_table})"
+        for field in rows.schema.fields
+        if field.name.lower() in theirs and field.dataType != theirs[field.name.lower()]
+    ]
+    if differing:
+        error.hint = (
+            f"column(s) whose type differs from the target's: {', '.join(differing)}; cast "
+            "them in the model, or declare them in the stream's schema with the target's type "
+            "(a value that cannot be cast is then quarantined)"
+        )
+    return error
 
 
 class PhaseClock:
@@ -175,7 +212,8 @@ class BatchExecutor:
             raise
         except Exception as exc:
             self.failure = BatchFailed(
-                f"batch {batch_id} of model '{self.model.name}' failed: {first_line(exc)}",
+                f"batch {batch_id} of model '{self.model.name}' failed: "
+                f"{first_line_with_cause(exc)}",
                 file=self.model.file,
                 hint="the batch was not committed: it runs again on the next start",
             )

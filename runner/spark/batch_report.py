@@ -26,7 +26,8 @@ class BatchReport:
     started_at: datetime | None = None
     seconds: float = 0.0
     input_rows: int = 0
-    quarantined: int = 0
+    quarantined: int = 0  # rows: malformed input, and rows failing a 'quarantine' expectation
+    dropped: int = 0  # rows failing a 'drop' expectation (and no 'quarantine' one)
     rescued: int = 0  # good rows with fields the stream's schema does not declare
     expectations: list[ExpectationOutcome] = field(default_factory=list)
     statements: list[StatementResult] = field(default_factory=list)

@@ -48,6 +48,33 @@ def is_local_delta_table(table_location: Path) -> bool:
         return False
 
 
+def local_table_id(table_location: Path) -> str | None:
+    """The Delta table id (``metaData.id``, fixed for a table's life: a table deleted and made
+    again at the same place has a new one) from the table's first commit file; None when that
+    file is not here (not a local table, or its log was cleaned up: ask Spark then)."""
+    first = table_location / "_delta_log" / ("0" * 20 + ".json")
+    try:
+        lines = first.read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        if '"metaData"' in line:
+            found = json.loads(line).get("metaData", {}).get("id")
+            return str(found) if found else None
+    return None
+
+
+def local_data_files(table_location: Path) -> bool:
+    """Whether the local table directory holds any data file (outside ``_delta_log``): a table
+    that was ever written to, where CREATE TABLE alone writes none."""
+    if not table_location.is_dir():
+        return False
+    return any(
+        "_delta_log" not in path.relative_to(table_location).parts
+        for path in table_location.rglob("*.parquet")
+    )
+
+
 def newest_commits(table_location: Path, limit: int) -> Iterator[Commit]:
     """The newest ``limit`` commits of the table at ``table_location``, newest first; none when
     it is not a local Delta table. A commit file removed meanwhile (log clean-up) is passed."""

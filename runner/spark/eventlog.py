@@ -31,7 +31,7 @@ EVENT_LOG_SCHEMA = (
     "statements ARRAY<STRUCT<label: STRING, keyword: STRING, seconds: DOUBLE, skipped: BOOLEAN, "
     "inserted: BIGINT, updated: BIGINT, deleted: BIGINT>>, recovered BOOLEAN, "
     "expectations ARRAY<STRUCT<name: STRING, action: STRING, passed: BIGINT, failed: BIGINT>>, "
-    "phases ARRAY<STRUCT<phase: STRING, seconds: DOUBLE>>"
+    "phases ARRAY<STRUCT<phase: STRING, seconds: DOUBLE>>, dropped BIGINT"
 )
 
 
@@ -100,6 +100,7 @@ def record_batch(
             for e in report.expectations
         ],
         [Row(phase=name, seconds=round(took, 3)) for name, took in report.phases.items()],
+        report.dropped,
     )
     frame = session.createDataFrame([row], EVENT_LOG_SCHEMA)
     txn = event_log_transaction(query_id, report.model, report.batch_id)
@@ -107,7 +108,8 @@ def record_batch(
         frame.write.format("delta")
         .mode("append")
         .option("userMetadata", identity_metadata(txn))
-        .option("mergeSchema", "true")  # logs from before 'recovered', 'expectations', 'phases'
+        .option("mergeSchema", "true")  # logs from before 'recovered', 'expectations', 'phases',
+        # 'dropped'
     )
     retry_on_conflict(lambda: writer.save(str(event_log_location(target))))
 

@@ -13,22 +13,39 @@ expectation are left out of the batch view the model reads.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from py4j.protocol import Py4JError
 from pyspark.errors import PySparkException
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import DataFrame, Row, SparkSession
 
 from runner.config import ModelSpec
 from runner.error_text import first_line
 from runner.errors import RunnerError
-from runner.expectations import SAMPLE_ROWS, Expectation, ExpectationChecks, expectation_checks
+from runner.expectations import (
+    DROPPED_ROWS,
+    QUARANTINED_ROWS,
+    SAMPLE_ROWS,
+    Expectation,
+    ExpectationChecks,
+    expectation_checks,
+)
 from runner.spark.quarantine import write_quarantine
 
 
 class ExpectationFailed(RunnerError):
     """A ``fail`` expectation had failing rows: the batch stopped before any write."""
+
+
+@dataclass(frozen=True)
+class ExpectationsApplied:
+    """What the expectations did to one batch: each one's counts, and the rows quarantined and
+    dropped (each row once, however many expectations it fails)."""
+
+    outcomes: list[ExpectationOutcome] = field(default_factory=list)
+    quarantined: int = 0
+    dropped: int = 0
 
 
 @dataclass(frozen=True)
@@ -48,13 +65,13 @@ def apply_expectations(
     *,
     warehouse: Path,
     query_id: str,
-) -> tuple[DataFrame, list[ExpectationOutcome]]:
+) -> tuple[DataFrame, ExpectationsApplied]:
     """Register the rows the model's statements may read as its batch view, and return them
-    with each expectation's counts."""
+    with each expectation's counts and the rows left out."""
     expectations = model.config.expectations
     if not expectations:
         batch_df.createOrReplaceTempView(model.batch_view)
-        return batch_df, []
+        return batch_df, ExpectationsApplied()
     session = batch_df.sparkSession
     line = model.config_line_of("expectations")
     columns = batch_df.columns
@@ -102,7 +119,17 @@ def apply_expectations(
             stage="expectations",
         )
     session.sql(checks.batch)
-    return session.table(model.batch_view), outcomes
+    applied = ExpectationsApplied(
+        outcomes,
+        quarantined=_count(totals, QUARANTINED_ROWS),
+        dropped=_count(totals, DROPPED_ROWS),
+    )
+    return session.table(model.batch_view), applied
+
+
+def _count(totals: Row, column: str) -> int:
+    """A row count of the counts query; 0 when it has no such column (no such action)."""
+    return int(totals.asDict().get(column) or 0)
 
 
 def _failure(

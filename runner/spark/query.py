@@ -26,6 +26,7 @@ from runner.spark.remote_batches import (
 )
 from runner.spark.session import release_connect_session
 from runner.spark.sources import read_stream, trigger_kwargs
+from runner.spark.state_guard import record_owner
 from runner.spark.statements import StatementResult
 from runner.spark.targets import ensure_target
 
@@ -156,6 +157,7 @@ def start_model(
     ``ready``: models whose targets this session has already made exist (started before)."""
     ensure_event_log(spark, project.target)
     ensure_target(spark, project, model)
+    record_owner(spark, project, model)  # at a first start: which target this checkpoint feeds
     stream = project.stream_of(model)
     ref_location = None
     if stream.ref:  # the upstream target must exist before its changes can be read

@@ -161,6 +161,7 @@ def report_from_row(row: Row) -> BatchReport:
         seconds=row["seconds"],
         input_rows=row["input_rows"],
         quarantined=row["quarantined"] or 0,
+        dropped=row.asDict().get("dropped") or 0,  # a row written before it had the column
         # a row written before the event log had phases has none
         phases={p["phase"]: p["seconds"] for p in row.asDict().get("phases") or []},
     )

@@ -11,7 +11,7 @@ from py4j.protocol import Py4JError
 from pyspark.errors import PySparkException
 from pyspark.sql import SparkSession
 
-from runner.error_text import error_text, first_line
+from runner.error_text import error_text, first_line, with_root_cause
 from runner.errors import ModelSqlError
 from runner.model_sql import CompiledStatement
 from runner.spark.errors import ConflictRetriesExhausted, retry_on_conflict
@@ -88,7 +88,8 @@ def run_statement(
 def statement_error(statement: CompiledStatement, exc: Exception) -> ModelSqlError:
     """A ModelSqlError naming the model line of the failure and showing the statement."""
     text = error_text(exc)
-    first = first_line(exc).split("; line ")[0]  # the analyzer appends the plan after this
+    # the analyzer appends the plan after "; line "; a task's failure is shown with its cause
+    first = with_root_cause(first_line(exc).split("; line ")[0], exc)
     line = statement.line
     position = _POSITION.search(text)
     if position:

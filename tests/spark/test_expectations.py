@@ -113,6 +113,9 @@ def test_warn_drop_and_quarantine_match_an_oracle(
     assert target == sorted((k, s, v) for k, s, v, _ in newest.values())
 
     counts = {e.name: (e.failed, e.action) for e in report.expectations}
+    # the batch's own counts are rows: one failing both known_v and positive_seq is quarantined
+    assert report.quarantined == sum("known_v" in failed_names(e) for e in batch)
+    assert report.dropped == sum(failed_names(e)[-1:] == ["positive_seq"] for e in batch)
     for name, action in (("has_v", "warn"), ("positive_seq", "drop"), ("known_v", "quarantine")):
         assert counts[name] == (sum(name in failed_names(e) for e in batch), action)
 
@@ -163,8 +166,8 @@ def test_history_shows_each_batchs_expectation_counts(
     run = cli("run", "-m", "checked", "-p", root)
     assert run.exit_code == 0, run.output + run.stderr
     assert (
-        "checked batch 0: 3 rows in, 1 quarantined (expectations failed: positive_seq 1 drop, "
-        "known_v 1 quarantine)" in run.output
+        "checked batch 0: 3 rows in, 1 quarantined, 1 dropped (expectations failed: "
+        "positive_seq 1 drop, known_v 1 quarantine)" in run.output
     )
 
     result = cli("history", "-m", "checked", "-p", root, "--format", "json")
@@ -192,3 +195,52 @@ def test_history_shows_each_batchs_expectation_counts(
         "2": "3 passed",
     }
     assert sorted(r["id"] for r in spark.table("expect.history").collect()) == [1, 5]
+
+
+TWICE = """{{ config(stream='events', target='expect.twice', unique_key='id',
+          sequence_by='seq', columns='id BIGINT, seq BIGINT, v STRING',
+          expectations={
+            'known_v': {'expect': "v IN ('a', 'b')", 'on_violation': 'quarantine'},
+            'small_id': {'expect': 'id < 10', 'on_violation': 'quarantine'},
+            'positive_seq': {'expect': 'seq > 0', 'on_violation': 'drop'},
+            'even_seq': {'expect': 'seq % 2 = 0', 'on_violation': 'drop'},
+          }) }}
+{{ merge(delete_column='op') }};
+"""
+
+
+def test_quarantined_and_dropped_counts_are_rows_not_failed_expectations(
+    spark: SparkSession, cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A row failing two 'quarantine' expectations is one row quarantined, a row failing two
+    'drop' expectations one row dropped, and a row failing one of each is quarantined only:
+    in the progress line, the event log and `runner history`."""
+    root = write_project(tmp_path / "p", {"twice": TWICE}, streams=STREAMS)
+    lines = [
+        '{"id": 1, "seq": 2, "v": "a", "op": "U"}',  # kept
+        '{"id": 11, "seq": 2, "v": "c", "op": "U"}',  # known_v + small_id: 1 quarantined
+        '{"id": 2, "seq": -1, "v": "a", "op": "U"}',  # positive_seq + even_seq: 1 dropped
+        '{"id": 12, "seq": -1, "v": "b", "op": "U"}',  # small_id + both drops: quarantined
+    ]
+    land_events(root / "landing" / "events", "0.json", lines)
+
+    run = cli("run", "-m", "twice", "-p", root)
+
+    assert run.exit_code == 0, run.output + run.stderr
+    assert (
+        "twice batch 0: 4 rows in, 2 quarantined, 1 dropped (expectations failed: known_v 1 "
+        "quarantine, small_id 2 quarantine, positive_seq 2 drop, even_seq 2 drop)" in run.output
+    )
+    assert [r["id"] for r in spark.table("expect.twice").collect()] == [1]
+    assert len(quarantined(spark, "twice")) == 2
+    history = json.loads(cli("history", "-m", "twice", "-p", root, "--format", "json").output)
+    assert [(b["quarantined"], b["dropped"]) for b in history] == [(2, 1)]
+    monkeypatch.setattr(console, "width", 240)
+    table = cli("history", "-m", "twice", "-p", root).output
+    header = next(line for line in table.splitlines() if "quar" in line)
+    row = next(line for line in table.splitlines() if re.match(r"│ +0 │", line))
+    cells = dict(zip(header.split("┃")[1:-1], row.split("│")[1:-1], strict=True))
+    assert {k.strip(): v.strip() for k, v in cells.items() if k.strip() in ("quar", "drop")} == {
+        "quar": "2",
+        "drop": "1",
+    }

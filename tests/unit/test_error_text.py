@@ -142,3 +142,50 @@ def test_reading_errors_imports_no_jvm_code() -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
+
+
+class FakeThrowable:
+    """A JVM Throwable as Py4J shows it: getMessage, toString, getCause."""
+
+    def __init__(self, message: str | None, cause: FakeThrowable | None = None) -> None:
+        self.message, self.cause = message, cause
+
+    def getMessage(self) -> str | None:  # noqa: N802 (Java's name)
+        return self.message
+
+    def toString(self) -> str:  # noqa: N802
+        return f"java.lang.RuntimeException: {self.message}"
+
+    def getCause(self) -> FakeThrowable | None:  # noqa: N802
+        return self.cause
+
+
+class CapturedError(Exception):
+    """pyspark's captured exception keeps the JVM Throwable as ``_origin``."""
+
+    def __init__(self, origin: FakeThrowable) -> None:
+        super().__init__(origin.getMessage())
+        self._origin = origin
+
+
+CAST = '[CAST_INVALID_INPUT] The value \'ten\' of the type "STRING" cannot be cast to "BIGINT"'
+TASK = "[TASK_WRITE_FAILED] Task failed while writing rows to file:/w/s/t. SQLSTATE: 58030"
+
+
+def test_a_task_failure_shows_the_error_class_deepest_in_its_cause_chain() -> None:
+    from runner.error_text import first_line_with_cause, root_cause
+
+    chain = FakeThrowable(TASK, FakeThrowable(f"{CAST}\n== SQL ==", FakeThrowable("at codegen")))
+    error = CapturedError(chain)
+
+    assert root_cause(error) == CAST  # the classed message, not the innermost plain one
+    assert first_line_with_cause(error) == f"{TASK}; caused by: {CAST}"
+
+
+def test_an_error_that_is_not_a_wrapper_keeps_its_own_line() -> None:
+    from runner.error_text import first_line_with_cause
+
+    error = CapturedError(FakeThrowable("[TABLE_OR_VIEW_NOT_FOUND] x", FakeThrowable(CAST)))
+
+    assert first_line_with_cause(error) == "[TABLE_OR_VIEW_NOT_FOUND] x"
+    assert first_line_with_cause(ValueError(TASK)) == TASK  # no JVM cause to read
