@@ -16,6 +16,7 @@ Pure Python: no pyspark import.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import asdict
 from pathlib import Path
@@ -41,7 +42,8 @@ from runner.testing.seeds import load_seeds
 
 COMPILED_DIR = Path("target") / "compiled"
 MANIFEST_NAME = "manifest.json"
-MANIFEST_VERSION = 2  # 2: lineage, seeds, depends_on.models through streams
+# 2: lineage, seeds, depends_on.models through streams; 3: each model's compiled SQL checksum
+MANIFEST_VERSION = 3
 _RULE = "-- " + "=" * 94
 
 
@@ -59,10 +61,14 @@ def write_compiled(
 ) -> list[Path]:
     """Write ``<model>.sql`` for each selected model (all by default) and the manifest.
 
-    Returns the files written. Without a selection, ``.sql`` files of models that no longer
-    exist are removed, so the directory mirrors the project.
+    Returns the files written. Without a selection (None; ``[]`` selects no model), ``.sql``
+    files of models that no longer exist are removed, so the directory mirrors the project.
     """
-    models = [project.model(name) for name in select] if select else list(project.models.values())
+    models = (
+        [project.model(name) for name in select]
+        if select is not None
+        else list(project.models.values())
+    )
     out_dir = compiled_dir(project)
     out_dir.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
@@ -70,7 +76,7 @@ def write_compiled(
         path = out_dir / f"{model.name}.sql"
         _write_if_changed(path, render_compiled_model(project, model, batch_id))
         written.append(path)
-    if not select:
+    if select is None:
         for stale in sorted(out_dir.glob("*.sql")):
             if stale.stem not in project.models:
                 stale.unlink()
@@ -224,7 +230,15 @@ def _model_entry(project: Project, model: ModelSpec, lineage: Lineage) -> dict[s
             "streams": [model.config.stream],
         },
         "checkpoint": project_path(project, project.target.checkpoint_for(model.name)),
+        "checksum": compiled_checksum(project, model),
     }
+
+
+def compiled_checksum(project: Project, model: ModelSpec) -> dict[str, str]:
+    """dbt's ``checksum`` shape, of the model's compiled SQL (batch 0, as `runner compile`
+    writes it; env_var() values as env_var('NAME')): ``state:modified`` compares it."""
+    text = redact(render_compiled_model(project, model))
+    return {"name": "sha256", "checksum": hashlib.sha256(text.encode("utf-8")).hexdigest()}
 
 
 def _target_entry(project: Project, model: ModelSpec) -> dict[str, Any]:

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from runner.cli.errors import reported_errors
-from runner.cli.options import Debug, ProjectDir, Select, Target, Vars
+from runner.cli.options import Debug, Exclude, ProjectDir, Select, State, Target, Vars
 
 if TYPE_CHECKING:  # imported where used: `runner --help` and `runner lint` load only their own
     from runner.project import Project
@@ -16,6 +16,8 @@ if TYPE_CHECKING:  # imported where used: `runner --help` and `runner lint` load
 
 def compile_models(
     select: Select = None,
+    exclude: Exclude = None,
+    state: State = None,
     batch_id: Annotated[
         int,
         typer.Option(
@@ -45,7 +47,12 @@ def compile_models(
         project = load(project_dir, target, parse_vars(vars), tolerate_model_errors=bool(select))
         if select:
             _raise_for_selected_broken_models(project, select)
-        names = select_models(project, select) if select else None
+        broken = {file.stem for file in project.model_errors}
+        names = (
+            select_models(project, select, exclude=exclude, state=state, elsewhere=broken)
+            if select or exclude
+            else None
+        )
         written = write_compiled(project, names, batch_id)
         for path in written:
             console.print(f"wrote {project_path(project, path)}")
@@ -54,16 +61,13 @@ def compile_models(
 def _raise_for_selected_broken_models(project: Project, select: list[str]) -> None:
     """The load error of a selected model that does not load (by name), or of a model a
     selected model refs."""
-    from runner.selection import select_models
+    from runner.selection import mentioned_names, select_models
 
     broken = {file.stem: error for file, error in project.model_errors.items()}
-    terms = {
-        term.lstrip("+").rstrip("+") for item in select for term in item.replace(",", " ").split()
-    }
-    for term in sorted(terms):
+    for term in sorted(mentioned_names(select)):
         if term in broken:
             raise broken[term]
-    for name in select_models(project, list(select)):
+    for name in select_models(project, list(select), elsewhere=broken):
         for other in project.models[name].refs:
             if other in broken:
                 raise broken[other]

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from runner.cli.errors import reported_errors, while_running
-from runner.cli.options import Debug, ProjectDir, Select, Target, Vars
+from runner.cli.options import Debug, Exclude, ProjectDir, Select, State, Target, Vars
 
 if TYPE_CHECKING:  # imported where used: `runner --help` and `runner lint` load only their own
     from runner.config import ModelSpec, TriggerSpec
@@ -46,6 +46,8 @@ Verbose = Annotated[
 def stream(
     model: Models = None,
     select: Select = None,
+    exclude: Exclude = None,
+    state: State = None,
     project_dir: ProjectDir = Path("."),
     target: Target = None,
     vars: Vars = None,
@@ -60,12 +62,25 @@ def stream(
 
     Example: runner stream --model orders_merge
     """
-    _run(model or [], select or [], project_dir, target, vars, full_refresh, verbose, debug)
+    _run(
+        model or [],
+        select or [],
+        project_dir,
+        target,
+        vars,
+        full_refresh,
+        verbose,
+        debug,
+        exclude=exclude,
+        state=state,
+    )
 
 
 def run(
     model: Models = None,
     select: Select = None,
+    exclude: Exclude = None,
+    state: State = None,
     project_dir: ProjectDir = Path("."),
     target: Target = None,
     vars: Vars = None,
@@ -91,6 +106,8 @@ def run(
         verbose,
         debug,
         trigger=TriggerSpec(kind="available_now"),
+        exclude=exclude,
+        state=state,
     )
 
 
@@ -104,6 +121,8 @@ def _run(
     verbose: bool,
     debug: bool,
     trigger: TriggerSpec | None = None,
+    exclude: list[str] | None = None,
+    state: Path | None = None,
 ) -> None:
     from rich.text import Text
 
@@ -122,7 +141,10 @@ def _run(
                 "name the models to run", hint="for example: --model orders_merge or --select tag:x"
             )
         project = load(project_dir, target, parse_vars(vars_text))
-        names = select_models(project, selectors, models=model_names)
+        names = select_models(project, selectors, models=model_names, exclude=exclude, state=state)
+        if not names:  # e.g. state:modified when nothing changed: nothing to do, as in dbt
+            console.print("nothing to run: the selection matches no model.")
+            return
         models = [project.models[name] for name in names]
         for warning in project.warnings:
             console.print(Text.assemble(("warning:", "yellow"), " ", str(warning)))
