@@ -43,7 +43,7 @@ from runner.yaml_loader import YamlMap, check_keys, load_yaml, untemplated
 PROJECT_FILE = "project.yml"
 DEFAULT_PATHS = {"models": "models", "macros": "macros", "streams": "streams", "seeds": "seeds"}
 # The keys project.yml and each of its targets may set (runner/yaml_loader.py checks them).
-PROJECT_KEYS = ("name", "paths", "vars", "default_target", "targets", "lint")
+PROJECT_KEYS = ("name", "paths", "vars", "default_target", "targets", "lint", "clean-targets")
 TARGET_KEYS = ("master", "remote", "warehouse", "checkpoints", "spark_conf")
 _CONFIG_CALL = re.compile(r"\{\{-?\s*config\s*\(")
 _RULE_CODE = re.compile(r"[A-Z]+[0-9]+")

@@ -7,6 +7,7 @@ those models), test names, and ``test_type:data`` / ``test_type:unit``, in dbt's
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -48,14 +49,18 @@ def select_tests(
     *,
     exclude: list[str] | None = None,
     state: Path | None = None,
+    elsewhere: Iterable[str] = (),
 ) -> TestSuite:
     """The tests of ``suite`` that ``selectors`` pick (all of them when there are none), less
     those ``exclude`` picks. dbt's grammar (runner/selection.py): spaces and repeated options
     union, commas intersect; a part is ``test_type:data|unit``, a test's name, or a model
-    selector (the tests of those models)."""
+    selector (the tests of those models). Names in ``elsewhere`` (seeds, for ``runner ls``)
+    select no test without error."""
     tests: dict[str, tuple[str, str]] = {t.name: ("data", t.model) for t in suite.data_tests}
     tests |= {t.name: ("unit", t.model) for t in suite.unit_tests}
-    models = ModelSelector(project, state, elsewhere=tests, other_methods=("test_type",))
+    models = ModelSelector(
+        project, state, elsewhere={*tests, *elsewhere}, other_methods=("test_type",)
+    )
 
     def pick(part: SelectorPart, term: Term) -> set[str]:
         if part.method == "test_type":
