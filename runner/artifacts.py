@@ -38,6 +38,7 @@ from runner.model_sql import (
 from runner.project import Project
 from runner.secrets import redact, redact_data
 from runner.testing.data_tests import load_data_tests
+from runner.testing.models_yaml import ModelDocs, model_descriptions
 from runner.testing.seeds import load_seeds
 
 COMPILED_DIR = Path("target") / "compiled"
@@ -187,6 +188,7 @@ def build_manifest(project: Project) -> dict[str, Any]:
     target = project.target
     seeds = load_seeds(project)
     lineage = build_lineage(project, seeds, load_data_tests(project, seeds))
+    docs = model_descriptions(project)
     return {
         "manifest_version": MANIFEST_VERSION,
         "project": {"name": project.name, "vars": project.vars},
@@ -197,7 +199,10 @@ def build_manifest(project: Project) -> dict[str, Any]:
             "checkpoints": project_path(project, target.checkpoint_root),
             "spark_conf": target.spark_conf,
         },
-        "models": {name: _model_entry(project, m, lineage) for name, m in project.models.items()},
+        "models": {
+            name: _model_entry(project, m, lineage, docs.get(name, ModelDocs()))
+            for name, m in project.models.items()
+        },
         "streams": {
             name: {
                 "file": project_path(project, s.file),
@@ -206,20 +211,30 @@ def build_manifest(project: Project) -> dict[str, Any]:
                 "schema": s.columns_ddl,
                 "options": s.options,
                 "trigger": asdict(s.trigger),
+                "description": s.description,
             }
             for name, s in project.streams.items()
         },
         "targets": {m.target_table: _target_entry(project, m) for m in project.models.values()},
         "seeds": {
-            name: {"file": project_path(project, s.csv), "table": s.table, "columns": s.columns_ddl}
+            name: {
+                "file": project_path(project, s.csv),
+                "table": s.table,
+                "columns": s.columns_ddl,
+                "description": s.description,
+            }
             for name, s in sorted(seeds.items())
         },
         "lineage": lineage.as_data(),
     }
 
 
-def _model_entry(project: Project, model: ModelSpec, lineage: Lineage) -> dict[str, Any]:
+def _model_entry(
+    project: Project, model: ModelSpec, lineage: Lineage, docs: ModelDocs
+) -> dict[str, Any]:
     return {
+        "description": docs.description,
+        "columns": {c: {"name": c, "description": d} for c, d in sorted(docs.columns.items())},
         "file": project_path(project, model.file),
         "compiled": (COMPILED_DIR / f"{model.name}.sql").as_posix(),
         "stream": model.config.stream,

@@ -76,8 +76,17 @@ def _differs(entry: dict[str, Any], before: dict[str, Any], new: Any, old: Any) 
     stream = entry.get("stream")
     return bool(
         stream != before.get("stream")
-        or new.get("streams", {}).get(stream) != old.get("streams", {}).get(stream)
+        or _documented(new.get("streams", {}).get(stream))
+        != _documented(old.get("streams", {}).get(stream))
     )
+
+
+def _documented(declaration: Any) -> Any:
+    """A stream's declaration without its description, which changes no SQL (dbt counts a
+    description only when it is persisted to the database)."""
+    if not isinstance(declaration, dict):
+        return declaration
+    return {k: v for k, v in declaration.items() if k != "description"}
 
 
 def _config(entry: dict[str, Any]) -> dict[str, Any]:
