@@ -15,6 +15,7 @@ from runner.cli.cluster import cluster_app
 from runner.cli.compile import compile_models
 from runner.cli.docs import docs_app
 from runner.cli.history import history
+from runner.cli.init import init
 from runner.cli.lint import lint
 from runner.cli.ls import ls
 from runner.cli.seed import seed
@@ -83,6 +84,7 @@ app.command()(seed)
 app.command("test")(run_tests)
 app.command()(ls)
 app.command()(clean)
+app.command()(init)
 app.add_typer(cluster_app, name="cluster")
 app.add_typer(docs_app, name="docs")
 
