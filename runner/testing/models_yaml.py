@@ -66,8 +66,10 @@ def model_descriptions(project: Project) -> dict[str, ModelDocs]:
                 if spec.get("description") is not None
             }
             text = description_of(raw, f"model '{name}'")
-            if text or column_docs:
-                found[str(name)] = ModelDocs(text, column_docs)
+            if text or column_docs:  # a model may be documented in several files
+                before = found.get(str(name), ModelDocs())
+                columns_all = {**before.columns, **column_docs}
+                found[str(name)] = ModelDocs(text or before.description, columns_all)
     return found
 
 

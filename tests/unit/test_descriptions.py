@@ -68,7 +68,7 @@ def test_a_description_is_not_a_modification(example_project: Path, tmp_path: Pa
     write_compiled(load(example_project))
     state = tmp_path / "state"
     shutil.copytree(example_project / "target" / "compiled", state)
-    for file in ("streams/orders.yml", "models/schema.yml"):
+    for file in ("streams/orders.yml", "models/docs.yml", "seeds/seeds.yml"):
         path = example_project / file
         path.write_text(path.read_text().replace("description: ", "description: Changed. "))
     project = load(example_project)
@@ -83,3 +83,16 @@ def test_a_model_with_a_description_and_no_columns_loads(example_project: Path) 
     )
     entry = build_manifest(load(example_project))["models"]["customer_totals"]
     assert entry == {**entry, "description": "per customer", "columns": {}}
+
+
+def test_descriptions_of_one_model_in_two_files_are_merged(example_project: Path) -> None:
+    schema = example_project / "models" / "schema.yml"
+    schema.write_text(
+        schema.read_text().replace(
+            "      status:\n", "      status:\n        description: Where the order is.\n", 1
+        )
+    )
+    entry = build_manifest(load(example_project))["models"]["orders_merge"]
+    assert entry["description"].startswith("The latest state")  # from models/docs.yml
+    assert entry["columns"]["status"]["description"] == "Where the order is."
+    assert entry["columns"]["order_id"]["description"]
