@@ -16,6 +16,7 @@ Pure Python: no pyspark import.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import asdict
 from pathlib import Path
@@ -37,11 +38,13 @@ from runner.model_sql import (
 from runner.project import Project
 from runner.secrets import redact, redact_data
 from runner.testing.data_tests import load_data_tests
+from runner.testing.models_yaml import ModelDocs, model_descriptions
 from runner.testing.seeds import load_seeds
 
 COMPILED_DIR = Path("target") / "compiled"
 MANIFEST_NAME = "manifest.json"
-MANIFEST_VERSION = 2  # 2: lineage, seeds, depends_on.models through streams
+# 2: lineage, seeds, depends_on.models through streams; 3: each model's compiled SQL checksum
+MANIFEST_VERSION = 3
 _RULE = "-- " + "=" * 94
 
 
@@ -59,10 +62,14 @@ def write_compiled(
 ) -> list[Path]:
     """Write ``<model>.sql`` for each selected model (all by default) and the manifest.
 
-    Returns the files written. Without a selection, ``.sql`` files of models that no longer
-    exist are removed, so the directory mirrors the project.
+    Returns the files written. Without a selection (None; ``[]`` selects no model), ``.sql``
+    files of models that no longer exist are removed, so the directory mirrors the project.
     """
-    models = [project.model(name) for name in select] if select else list(project.models.values())
+    models = (
+        [project.model(name) for name in select]
+        if select is not None
+        else list(project.models.values())
+    )
     out_dir = compiled_dir(project)
     out_dir.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
@@ -70,7 +77,7 @@ def write_compiled(
         path = out_dir / f"{model.name}.sql"
         _write_if_changed(path, render_compiled_model(project, model, batch_id))
         written.append(path)
-    if not select:
+    if select is None:
         for stale in sorted(out_dir.glob("*.sql")):
             if stale.stem not in project.models:
                 stale.unlink()
@@ -181,6 +188,7 @@ def build_manifest(project: Project) -> dict[str, Any]:
     target = project.target
     seeds = load_seeds(project)
     lineage = build_lineage(project, seeds, load_data_tests(project, seeds))
+    docs = model_descriptions(project)
     return {
         "manifest_version": MANIFEST_VERSION,
         "project": {"name": project.name, "vars": project.vars},
@@ -191,7 +199,10 @@ def build_manifest(project: Project) -> dict[str, Any]:
             "checkpoints": project_path(project, target.checkpoint_root),
             "spark_conf": target.spark_conf,
         },
-        "models": {name: _model_entry(project, m, lineage) for name, m in project.models.items()},
+        "models": {
+            name: _model_entry(project, m, lineage, docs.get(name, ModelDocs()))
+            for name, m in project.models.items()
+        },
         "streams": {
             name: {
                 "file": project_path(project, s.file),
@@ -200,20 +211,30 @@ def build_manifest(project: Project) -> dict[str, Any]:
                 "schema": s.columns_ddl,
                 "options": s.options,
                 "trigger": asdict(s.trigger),
+                "description": s.description,
             }
             for name, s in project.streams.items()
         },
         "targets": {m.target_table: _target_entry(project, m) for m in project.models.values()},
         "seeds": {
-            name: {"file": project_path(project, s.csv), "table": s.table, "columns": s.columns_ddl}
+            name: {
+                "file": project_path(project, s.csv),
+                "table": s.table,
+                "columns": s.columns_ddl,
+                "description": s.description,
+            }
             for name, s in sorted(seeds.items())
         },
         "lineage": lineage.as_data(),
     }
 
 
-def _model_entry(project: Project, model: ModelSpec, lineage: Lineage) -> dict[str, Any]:
+def _model_entry(
+    project: Project, model: ModelSpec, lineage: Lineage, docs: ModelDocs
+) -> dict[str, Any]:
     return {
+        "description": docs.description,
+        "columns": {c: {"name": c, "description": d} for c, d in sorted(docs.columns.items())},
         "file": project_path(project, model.file),
         "compiled": (COMPILED_DIR / f"{model.name}.sql").as_posix(),
         "stream": model.config.stream,
@@ -224,7 +245,15 @@ def _model_entry(project: Project, model: ModelSpec, lineage: Lineage) -> dict[s
             "streams": [model.config.stream],
         },
         "checkpoint": project_path(project, project.target.checkpoint_for(model.name)),
+        "checksum": compiled_checksum(project, model),
     }
+
+
+def compiled_checksum(project: Project, model: ModelSpec) -> dict[str, str]:
+    """dbt's ``checksum`` shape, of the model's compiled SQL (batch 0, as `runner compile`
+    writes it; env_var() values as env_var('NAME')): ``state:modified`` compares it."""
+    text = redact(render_compiled_model(project, model))
+    return {"name": "sha256", "checksum": hashlib.sha256(text.encode("utf-8")).hexdigest()}
 
 
 def _target_entry(project: Project, model: ModelSpec) -> dict[str, Any]:

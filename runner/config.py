@@ -117,6 +117,7 @@ class StreamSpec:
     table: str | None = None  # format delta: a table by name
     ref: str | None = None  # format delta: the target of this model
     change_data_feed: bool = False  # format delta: stream the table's Change Data Feed
+    description: str = ""  # documentation only: the manifest and the docs site show it
     option_lines: dict[str, int] = field(default_factory=dict, repr=False)  # option -> line
 
     def reader_options(self) -> dict[str, str]:

@@ -41,9 +41,10 @@ from runner.templating.environment import TemplateEnvironment
 from runner.yaml_loader import YamlMap, check_keys, load_yaml, untemplated
 
 PROJECT_FILE = "project.yml"
+DEFAULT_TARGET = "local"  # the target of a project.yml with no targets: (local[*], target/local)
 DEFAULT_PATHS = {"models": "models", "macros": "macros", "streams": "streams", "seeds": "seeds"}
 # The keys project.yml and each of its targets may set (runner/yaml_loader.py checks them).
-PROJECT_KEYS = ("name", "paths", "vars", "default_target", "targets", "lint")
+PROJECT_KEYS = ("name", "paths", "vars", "default_target", "targets", "lint", "clean-targets")
 TARGET_KEYS = ("master", "remote", "warehouse", "checkpoints", "spark_conf")
 _CONFIG_CALL = re.compile(r"\{\{-?\s*config\s*\(")
 _RULE_CODE = re.compile(r"[A-Z]+[0-9]+")
@@ -211,7 +212,9 @@ def parse_vars(text: str | None) -> dict[str, Any]:
 
 def _load_target(doc: YamlMap, root: Path, requested: str | None) -> TargetSpec:
     targets = doc.child("targets")
-    name = requested or doc.get("default_target") or "local"
+    name = requested or doc.get("default_target") or _implicit_target(doc, targets)
+    if name == DEFAULT_TARGET and not targets:
+        targets = _default_targets(doc)  # no targets: a local one with the default paths
     if name not in targets:
         raise ConfigError(
             f"no target named '{name}' in project.yml",
@@ -243,6 +246,28 @@ def _load_target(doc: YamlMap, root: Path, requested: str | None) -> TargetSpec:
         conf_file=spark_conf.file,
         conf_lines={str(k): spark_conf.line_of(k) for k in spark_conf},
     )
+
+
+def _implicit_target(doc: YamlMap, targets: YamlMap) -> str:
+    """The target when neither --target nor default_target names one: ``local`` (also when no
+    target is declared), or the only one declared."""
+    if not targets or DEFAULT_TARGET in targets:
+        return DEFAULT_TARGET
+    if len(targets) == 1:
+        return str(next(iter(targets)))
+    raise ConfigError(
+        f"project.yml declares targets {', '.join(map(str, targets))} and no default_target",
+        file=doc.file,
+        line=targets.line,
+        hint="set default_target: NAME in project.yml, or pass --target NAME",
+    )
+
+
+def _default_targets(doc: YamlMap) -> YamlMap:
+    """``targets: {local: {}}``: master local[*], warehouse and checkpoints under target/local."""
+    targets = doc.child("targets")  # empty, located at project.yml
+    targets[DEFAULT_TARGET] = targets.child(DEFAULT_TARGET)
+    return targets
 
 
 def _target_path(spec: YamlMap, key: str, default: str, root: Path) -> Path:

@@ -108,8 +108,18 @@ def _stream_spec(
         table=str(raw["table"]) if raw.get("table") else None,
         ref=str(raw["ref"]) if raw.get("ref") else None,
         change_data_feed=bool(raw.get("change_data_feed", False)),
+        description=_description(name, raw, file),
         option_lines={str(k): declared.line_of(k) for k in declared},
     )
+
+
+def _description(name: str, raw: YamlMap, file: Path) -> str:
+    value = raw.get("description")
+    if value is not None and not isinstance(value, str):
+        raise ConfigError(
+            f"stream '{name}': description must be text", file=file, line=raw.line_of("description")
+        )
+    return (value or "").strip()
 
 
 def _check_schema(name: str, schema: str, file: Path, line: int) -> None:
@@ -122,7 +132,7 @@ def _check_schema(name: str, schema: str, file: Path, line: int) -> None:
 
 def stream_keys(fmt: str) -> tuple[str, ...]:
     """The keys a stream of format ``fmt`` may set."""
-    common = ("format", "options", "trigger")
+    common = ("format", "options", "trigger", "description")
     if fmt in FILE_FORMATS:
         return (*common, "path", "schema")
     if fmt == DELTA_FORMAT:

@@ -6,15 +6,18 @@ import atexit
 import os
 import sys
 import threading
-from typing import NoReturn
+from typing import Annotated, NoReturn
 
 import typer
 
+from runner.cli.clean import clean
 from runner.cli.cluster import cluster_app
 from runner.cli.compile import compile_models
 from runner.cli.docs import docs_app
 from runner.cli.history import history
+from runner.cli.init import init
 from runner.cli.lint import lint
+from runner.cli.ls import ls
 from runner.cli.seed import seed
 from runner.cli.show import show
 from runner.cli.stream import run, stream
@@ -30,10 +33,45 @@ app = typer.Typer(
 )
 
 
+def _print_version(asked: bool) -> None:
+    if asked:
+        typer.echo(version_text())
+        raise typer.Exit(0)
+
+
 @app.callback()
-def _redacted_output() -> None:
+def _redacted_output(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version",
+            callback=_print_version,
+            is_eager=True,
+            help="Print the runner's version and the Spark and Delta versions it runs with, "
+            "then exit. Example: runner --version",
+        ),
+    ] = False,
+) -> None:
     """Everything a command prints goes through the redaction of values from env_var()."""
     redact_standard_streams()
+
+
+def version_text() -> str:
+    """``delta-stream-runner 0.1.0`` and the versions it runs with (package metadata only:
+    no pyspark import)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    def of(package: str) -> str:
+        try:
+            return version(package)
+        except PackageNotFoundError:
+            return "not installed"
+
+    python = ".".join(map(str, sys.version_info[:3]))
+    return (
+        f"delta-stream-runner {of('delta-stream-runner')}\n"
+        f"python {python}, pyspark {of('pyspark')}, delta-spark {of('delta-spark')}"
+    )
 
 
 app.command()(stream)
@@ -44,6 +82,9 @@ app.command("compile")(compile_models)
 app.command()(lint)
 app.command()(seed)
 app.command("test")(run_tests)
+app.command()(ls)
+app.command()(clean)
+app.command()(init)
 app.add_typer(cluster_app, name="cluster")
 app.add_typer(docs_app, name="docs")
 

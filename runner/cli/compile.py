@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from runner.cli.errors import reported_errors
-from runner.cli.options import Debug, ProjectDir, Select, Target, Vars
+from runner.cli.options import Debug, Exclude, ProjectDir, Select, State, Target, Vars
 
 if TYPE_CHECKING:  # imported where used: `runner --help` and `runner lint` load only their own
     from runner.project import Project
@@ -16,6 +16,8 @@ if TYPE_CHECKING:  # imported where used: `runner --help` and `runner lint` load
 
 def compile_models(
     select: Select = None,
+    exclude: Exclude = None,
+    state: State = None,
     batch_id: Annotated[
         int,
         typer.Option(
@@ -43,27 +45,31 @@ def compile_models(
     with reported_errors(debug):
         # With --select, another model's Jinja error does not stop the selected ones.
         project = load(project_dir, target, parse_vars(vars), tolerate_model_errors=bool(select))
+        broken = {file.stem for file in project.model_errors}
+        names = (
+            select_models(project, select, exclude=exclude, state=state, elsewhere=broken)
+            if select or exclude
+            else None
+        )
         if select:
-            _raise_for_selected_broken_models(project, select)
-        names = select_models(project, select) if select else None
+            _raise_for_selected_broken_models(project, select, names or [])
         written = write_compiled(project, names, batch_id)
         for path in written:
             console.print(f"wrote {project_path(project, path)}")
 
 
-def _raise_for_selected_broken_models(project: Project, select: list[str]) -> None:
-    """The load error of a selected model that does not load (by name), or of a model a
+def _raise_for_selected_broken_models(
+    project: Project, select: list[str], selected: list[str]
+) -> None:
+    """The load error of a model that does not load and is selected by name, or that a
     selected model refs."""
-    from runner.selection import select_models
+    from runner.selection import mentioned_names
 
     broken = {file.stem: error for file, error in project.model_errors.items()}
-    terms = {
-        term.lstrip("+").rstrip("+") for item in select for term in item.replace(",", " ").split()
-    }
-    for term in sorted(terms):
+    for term in sorted(mentioned_names(select)):
         if term in broken:
             raise broken[term]
-    for name in select_models(project, list(select)):
+    for name in selected:
         for other in project.models[name].refs:
             if other in broken:
                 raise broken[other]

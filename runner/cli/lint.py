@@ -10,12 +10,14 @@ import typer
 
 from runner.choices import is_one_of
 from runner.cli.errors import EXIT_CONFIG, reported_errors
-from runner.cli.options import Debug, ProjectDir, Select, Target, Vars
+from runner.cli.options import Debug, Exclude, ProjectDir, Select, State, Target, Vars
 from runner.lint.formats import FORMATS
 
 
 def lint(
     select: Select = None,
+    exclude: Exclude = None,
+    state: State = None,
     output_format: Annotated[
         str,
         typer.Option(
@@ -72,7 +74,15 @@ def lint(
             from runner.spark.analyze import analyze_project
 
             analyzer = analyze_project
-        result = lint_project(project_dir, target, parse_vars(vars), select, analyzer=analyzer)
+        result = lint_project(
+            project_dir,
+            target,
+            parse_vars(vars),
+            select,
+            analyzer=analyzer,
+            exclude=exclude,
+            state=state,
+        )
     # plain write, not rich: annotations and JSON must reach stdout byte for byte
     sys.stdout.write(format_result(result, output_format))
     raise typer.Exit(result.exit_code(strict))

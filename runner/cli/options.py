@@ -49,15 +49,26 @@ Select = Annotated[
     typer.Option(
         "--select",
         "-s",
-        help="Models by dbt-style selector: a name, tag:NAME, +NAME (with everything upstream), "
-        "NAME+ (with everything downstream); repeat it or separate with commas. "
-        "Example: --select orders_merge+",
+        help="Models by dbt's selector syntax: NAME, tag:X, path:models/x.sql, config.KEY:VALUE, "
+        "state:modified (with --state); +NAME / NAME+ (upstream / downstream), 2+NAME, NAME+1, "
+        "@NAME. Spaces (or repeating -s) union, commas intersect (docs/selection.md). "
+        "Example: --select 'orders_merge+ tag:gold'",
     ),
 ]
-
-
-def selected_models(select: list[str] | None) -> list[str] | None:
-    """``--select a,b --select c`` -> ``['a', 'b', 'c']``; None when nothing was selected.
-    For plain names (seeds); models take dbt-style selectors (runner/selection.py)."""
-    names = [name.strip() for item in select or [] for name in item.split(",") if name.strip()]
-    return names or None
+Exclude = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--exclude",
+        help="Leave out what these selectors pick (the --select syntax). "
+        "Example: --select orders_merge+ --exclude customer_totals",
+    ),
+]
+State = Annotated[
+    Path | None,
+    typer.Option(
+        "--state",
+        help="For state:modified / state:new: a directory with the manifest.json of an earlier "
+        "`runner compile` (e.g. main's target/compiled). "
+        "Example: --select state:modified+ --state ../main/target/compiled",
+    ),
+]

@@ -3,29 +3,28 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
 from runner.cli.errors import reported_errors
-from runner.cli.options import Debug, ProjectDir, Target, Vars, selected_models
-
-if TYPE_CHECKING:  # imported where used: `runner --help` and `runner lint` load only their own
-    from runner.testing.seeds import SeedSpec
+from runner.cli.options import Debug, Exclude, ProjectDir, Target, Vars
 
 SeedSelect = Annotated[
     list[str] | None,
     typer.Option(
         "--select",
         "-s",
-        help="Only these seeds (file names in seeds/ without .csv; repeat or separate with "
-        "commas; default: all). Example: --select customers",
+        help="Only these seeds: file names in seeds/ without .csv, or globs; spaces (or "
+        "repeating -s) union, commas intersect, as in dbt (default: all). "
+        "Example: --select 'customers countries'",
     ),
 ]
 
 
 def seed(
     select: SeedSelect = None,
+    exclude: Exclude = None,
     project_dir: ProjectDir = Path("."),
     target: Target = None,
     vars: Vars = None,
@@ -41,11 +40,13 @@ def seed(
 
     from runner.cli.progress import console
     from runner.project import load, parse_vars
+    from runner.selection import select_names
     from runner.testing.seeds import load_seeds, read_seed
 
     with reported_errors(debug):
         project = load(project_dir, target, parse_vars(vars))
-        seeds = _chosen(load_seeds(project), selected_models(select))
+        every = load_seeds(project)
+        seeds = {n: every[n] for n in select_names(every, select, exclude=exclude)}
         rows = {name: read_seed(spec) for name, spec in seeds.items()}
         if not seeds:
             console.print("no seeds to load.")
@@ -64,15 +65,3 @@ def seed(
                     f": {state} {report.rows} rows in {report.table} (version {report.version})",
                 )
             )
-
-
-def _chosen(seeds: dict[str, SeedSpec], names: list[str] | None) -> dict[str, SeedSpec]:
-    from runner.errors import ConfigError
-
-    unknown = [n for n in names or [] if n not in seeds]
-    if unknown:
-        raise ConfigError(
-            f"--select {unknown[0]}: no seed of that name",
-            hint=f"seeds: {', '.join(sorted(seeds)) or '(none)'}",
-        )
-    return {n: s for n, s in seeds.items() if names is None or n in names}

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from runner.cli.errors import reported_errors, while_running
-from runner.cli.options import Debug, ProjectDir, Select, Target, Vars
+from runner.cli.options import Debug, Exclude, ProjectDir, Select, State, Target, Vars
 
 if TYPE_CHECKING:  # imported where used: `runner --help` and `runner lint` load only their own
     from runner.config import ModelSpec, TriggerSpec
@@ -67,6 +67,8 @@ class RunChoices:
 def stream(
     model: Models = None,
     select: Select = None,
+    exclude: Exclude = None,
+    state: State = None,
     project_dir: ProjectDir = Path("."),
     target: Target = None,
     vars: Vars = None,
@@ -90,12 +92,16 @@ def stream(
         vars,
         RunChoices(full_refresh, adopt_state, verbose),
         debug,
+        exclude=exclude,
+        state=state,
     )
 
 
 def run(
     model: Models = None,
     select: Select = None,
+    exclude: Exclude = None,
+    state: State = None,
     project_dir: ProjectDir = Path("."),
     target: Target = None,
     vars: Vars = None,
@@ -121,6 +127,8 @@ def run(
         RunChoices(full_refresh, adopt_state, verbose),
         debug,
         trigger=TriggerSpec(kind="available_now"),
+        exclude=exclude,
+        state=state,
     )
 
 
@@ -133,6 +141,8 @@ def _run(
     choices: RunChoices,
     debug: bool,
     trigger: TriggerSpec | None = None,
+    exclude: list[str] | None = None,
+    state: Path | None = None,
 ) -> None:
     from rich.text import Text
 
@@ -153,7 +163,10 @@ def _run(
                 "name the models to run", hint="for example: --model orders_merge or --select tag:x"
             )
         project = load(project_dir, target, parse_vars(vars_text))
-        names = select_models(project, selectors, models=model_names)
+        names = select_models(project, selectors, models=model_names, exclude=exclude, state=state)
+        if not names:  # e.g. state:modified when nothing changed: nothing to do, as in dbt
+            console.print("nothing to run: the selection matches no model.")
+            return
         models = [project.models[name] for name in names]
         for warning in project.warnings:
             console.print(Text.assemble(("warning:", "yellow"), " ", str(warning)))

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from runner.cli.errors import EXIT_FAILURE, reported_errors
-from runner.cli.options import Debug, ProjectDir, Target, Vars
+from runner.cli.options import Debug, Exclude, ProjectDir, State, Target, Vars
 
 if TYPE_CHECKING:  # imported where used: `runner --help` and `runner lint` load only their own
     from runner.project import Project
@@ -21,8 +21,8 @@ TestSelect = Annotated[
     typer.Option(
         "--select",
         "-s",
-        help="Tests of these models (dbt selectors: NAME, NAME+, +NAME, tag:X), tests by name, "
-        "and test_type:unit or test_type:data; repeatable. "
+        help="Tests of these models (dbt's selectors, as in runner run), tests by name, and "
+        "test_type:unit or test_type:data. Spaces (or repeating -s) union, commas intersect. "
         "Example: --select orders_merge,test_type:unit",
     ),
 ]
@@ -46,6 +46,8 @@ ShowSql = Annotated[
 
 def run_tests(
     select: TestSelect = None,
+    exclude: Exclude = None,
+    state: State = None,
     junit_xml: JunitXml = None,
     show_sql: ShowSql = False,
     project_dir: ProjectDir = Path("."),
@@ -67,7 +69,7 @@ def run_tests(
     now = datetime.now(UTC).replace(tzinfo=None)
     with reported_errors(debug):
         project = load(project_dir, target, parse_vars(vars))
-        suite = select_tests(project, load_suite(project), select)
+        suite = select_tests(project, load_suite(project), select, exclude=exclude, state=state)
         if show_sql:
             _print_sql(project, suite, now)
             return

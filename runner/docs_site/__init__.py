@@ -97,6 +97,8 @@ def _model_data(
     per_batch = [s for s in compile_batch(project, model, 0) if s.phase == "batch"]
     return {
         "file": entry["file"],
+        "description": entry["description"],
+        "columns": entry["columns"],
         "source_sql": model.file.read_text(encoding="utf-8"),
         "stream": model.config.stream,
         "target": model.target_table,

@@ -121,6 +121,7 @@ function showModel(name) {
   return [
     el("h2", { id: "details-title" }, `model ${name}`),
     el("p", { class: "meta" }, `${m.file}: stream ${m.stream} → ${m.target}; upstream models: ${upstream}`),
+    m.description ? el("p", { class: "description", id: "model-description" }, m.description) : null,
     history(name),
     section("Compiled SQL, per batch (batch 0)", sqlBlocks("compiled-batch", m.compiled.batch, "none")),
     section("Compiled SQL, set-up (once per start)", sqlBlocks("compiled-setup", m.compiled.setup, "none")),
@@ -135,9 +136,11 @@ function showTable(name) {
   const target = DOCS.targets[name];
   if (!target) return [el("h2", { id: "details-title" }, `table ${name}`), el("p", { class: "hint" }, "not written by a model of this project")];
   const columns = el("table", { class: "kv", id: "columns" });
+  const described = (DOCS.models[target.model] || {}).columns || {};
   for (const column of target.columns || []) {
     const [col, ...type] = column.trim().split(/\s+/);
-    columns.append(el("tr", {}, el("th", {}, col), el("td", {}, type.join(" "))));
+    const text = (described[col.replace(/`/g, "")] || {}).description || "";
+    columns.append(el("tr", {}, el("th", {}, col), el("td", {}, type.join(" ")), el("td", { class: "description" }, text)));
   }
   return [
     el("h2", { id: "details-title" }, `table ${name}`),
@@ -149,10 +152,11 @@ function showTable(name) {
 }
 
 function showOther(node) {
-  const stream = node.kind === "stream" ? DOCS.streams[node.name] : null;
+  const declared = node.kind === "stream" ? DOCS.streams[node.name] : node.kind === "seed" ? DOCS.seeds[node.name] : null;
   return [
     el("h2", { id: "details-title" }, `${node.kind} ${node.name}`),
-    stream ? section("Declaration", keyValues(stream)) : el("p", { class: "meta" }, node.detail),
+    declared && declared.description ? el("p", { class: "description" }, declared.description) : null,
+    declared ? section("Declaration", keyValues(declared)) : el("p", { class: "meta" }, node.detail),
   ];
 }
 

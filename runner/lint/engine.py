@@ -28,7 +28,7 @@ from runner.lint.two_processes import in_two_processes
 from runner.logs import logger_level
 from runner.model_sql import CompiledStatement, compile_batch, compile_setup, relative_location
 from runner.project import Project, load
-from runner.selection import select_models
+from runner.selection import mentioned_names, select_models
 from runner.sql.dialect import parse_statement
 
 # SQL -> its parse tree and that tree's nodes, or its parse error: batches with the same SQL
@@ -72,12 +72,16 @@ def lint_project(
     select: list[str] | None = None,
     *,
     analyzer: Analyzer | None = None,
+    exclude: list[str] | None = None,
+    state: Path | None = None,
 ) -> LintResult:
     """Load the project at ``root`` (tolerating broken models, which become findings) and lint
     it. Raises ConfigError for problems of project.yml and streams/, which stop everything."""
     started = time.perf_counter()
     project = load(root, target, cli_vars, tolerate_model_errors=True)
-    return lint_loaded(project, select, started=started, analyzer=analyzer)
+    return lint_loaded(
+        project, select, started=started, analyzer=analyzer, exclude=exclude, state=state
+    )
 
 
 def lint_loaded(
@@ -86,13 +90,15 @@ def lint_loaded(
     *,
     started: float | None = None,
     analyzer: Analyzer | None = None,
+    exclude: list[str] | None = None,
+    state: Path | None = None,
 ) -> LintResult:
     """Lint the selected models. With ``analyzer`` (``runner lint --analyze`` passes the Spark
     one), their statements also go through Spark's analyzer; its findings are rules DL100 and
     DL101, so severity, ``disable`` and ``-- noqa`` apply to them as to any rule."""
     started = time.perf_counter() if started is None else started
     rules = active_rules(project.lint)
-    files = _model_files(project, select)
+    files = _model_files(project, select, exclude, state)
     violations: set[Violation] = set()
     statements = 0
     if analyzer is None:
@@ -286,17 +292,23 @@ def _parse(
     return ParsedStatement(statement, batch_id, expression, error, nodes)
 
 
-def _model_files(project: Project, select: list[str] | None) -> list[Path]:
-    """The files of the selected models (dbt-style selectors, runner/selection.py), and of
-    models that failed to load when selected by name, since those are what lint reports."""
+def _model_files(
+    project: Project,
+    select: list[str] | None,
+    exclude: list[str] | None = None,
+    state: Path | None = None,
+) -> list[Path]:
+    """The files of the selected models (dbt's selectors, runner/selection.py), and of
+    models that failed to load when selected by name (or when nothing is selected), since
+    those are what lint reports."""
     broken = {f.stem: f for f in project.model_errors}
-    if not select:
+    if not select and not exclude:
         return sorted([*(m.file for m in project.models.values()), *broken.values()])
-    terms = [term for item in select for term in item.replace(",", " ").split()]
-    selectors = [term for term in terms if term not in broken]
-    names = select_models(project, selectors) if selectors else []
+    names = select_models(project, select, exclude=exclude, state=state, elsewhere=broken)
+    wanted = mentioned_names(select) if select else set(broken)
+    wanted -= mentioned_names(exclude)
     return [project.models[name].file for name in names] + [
-        broken[term] for term in terms if term in broken
+        broken[name] for name in sorted(wanted) if name in broken
     ]
 
 

@@ -110,7 +110,9 @@ def _model_tests(
 
 def _columns(raw: YamlMap) -> list[tuple[str, YamlMap]]:
     """``columns:`` as a mapping (name -> spec) or as dbt's list of ``{name: ..., tests: ...}``."""
-    columns = raw.get("columns") or {}
+    columns = raw.get("columns")
+    if not columns:  # a model documented or tested without columns: (it was an error)
+        return []
     if isinstance(columns, list):
         pairs = [(str(c.get("name")), c) for c in columns if isinstance(c, YamlMap)]
     else:

@@ -27,10 +27,11 @@ from runner.project import Project
 from runner.templating.batch_facts import BatchStats
 from runner.templating.context import batch_mode_context
 from runner.testing.layout import project_folder, yaml_files
+from runner.testing.models_yaml import description_of
 from runner.testing.values import Column, check_value, parse_columns
 from runner.yaml_loader import YamlMap, check_keys, load_yaml
 
-SEED_KEYS = ("target", "columns", "header", "delimiter")
+SEED_KEYS = ("target", "columns", "header", "delimiter", "description")
 
 
 class SeedError(RunnerError):
@@ -50,6 +51,7 @@ class SeedSpec:
     columns: tuple[Column, ...]
     header: bool = True
     delimiter: str = ","
+    description: str = ""  # documentation only: the manifest and the docs site show it
 
 
 def load_seeds(project: Project) -> dict[str, SeedSpec]:
@@ -113,6 +115,7 @@ def _seed_spec(name: str, raw: YamlMap, folder: Path, file: Path, line: int) -> 
         columns=tuple(columns),
         header=bool(raw.get("header", True)),
         delimiter=delimiter,
+        description=description_of(raw, f"seed '{name}'"),
     )
 
 

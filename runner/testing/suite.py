@@ -1,17 +1,19 @@
 """Which tests ``runner test`` runs: every data test and unit test, narrowed by ``--select``.
 
 Selectors are model selectors (``orders_merge``, ``orders_merge+``, ``tag:x``: the tests of
-those models), test names, and ``test_type:data`` / ``test_type:unit``. Terms of one kind are
-a union; the kinds narrow each other. Pure Python.
+those models), test names, and ``test_type:data`` / ``test_type:unit``, in dbt's grammar:
+``-s 'orders_merge,test_type:unit'`` intersects, ``-s 'a b'`` is a union. Pure Python.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from runner.errors import ConfigError
 from runner.project import Project
-from runner.selection import select_models
+from runner.selection import ModelSelector, SelectorPart, Term, parse_selectors
 from runner.testing.data_tests import DataTestSpec, load_data_tests
 from runner.testing.seeds import SeedSpec, load_seeds
 from runner.testing.unit_specs import UnitTestSpec, load_unit_tests
@@ -40,26 +42,55 @@ def load_suite(project: Project) -> TestSuite:
     return TestSuite(seeds, load_data_tests(project, seeds), load_unit_tests(project))
 
 
-def select_tests(project: Project, suite: TestSuite, selectors: list[str] | None) -> TestSuite:
-    """The tests of ``suite`` that ``selectors`` pick (all of them when there are none)."""
-    terms = [t for s in selectors or [] for t in s.replace(",", " ").split() if t]
-    types = {t.removeprefix("test_type:") for t in terms if t.startswith("test_type:")}
-    unknown_types = types - set(TEST_TYPES)
-    if unknown_types:
-        raise ConfigError(
-            f"--select test_type:{sorted(unknown_types)[0]}: the types are data and unit"
-        )
-    names = {t.name for t in suite.data_tests} | {t.name for t in suite.unit_tests}
-    by_name = {t for t in terms if t in names and t not in project.models}
-    model_terms = [t for t in terms if not t.startswith("test_type:") and t not in by_name]
-    models = set(select_models(project, model_terms)) if model_terms else None
+def select_tests(
+    project: Project,
+    suite: TestSuite,
+    selectors: list[str] | None,
+    *,
+    exclude: list[str] | None = None,
+    state: Path | None = None,
+    elsewhere: Iterable[str] = (),
+) -> TestSuite:
+    """The tests of ``suite`` that ``selectors`` pick (all of them when there are none), less
+    those ``exclude`` picks. dbt's grammar (runner/selection.py): spaces and repeated options
+    union, commas intersect; a part is ``test_type:data|unit``, a test's name, or a model
+    selector (the tests of those models). Names in ``elsewhere`` (seeds, for ``runner ls``)
+    select no test without error."""
+    tests: dict[str, tuple[str, str]] = {t.name: ("data", t.model) for t in suite.data_tests}
+    tests |= {t.name: ("unit", t.model) for t in suite.unit_tests}
+    models = ModelSelector(
+        project, state, elsewhere={*tests, *elsewhere}, other_methods=("test_type",)
+    )
+
+    def pick(part: SelectorPart, term: Term) -> set[str]:
+        if part.method == "test_type":
+            if part.value not in TEST_TYPES:
+                raise ConfigError(
+                    f"{term.option} {term.text}: test_type:{part.value}: the types are data "
+                    "and unit"
+                )
+            return {n for n, (kind, _) in tests.items() if kind == part.value}
+        if part.plain_name and part.value in tests and part.value not in project.models:
+            return {part.value}
+        chosen = models.part(part, term)
+        return {n for n, (_, model) in tests.items() if model in chosen}
+
+    def union(terms: list[Term]) -> set[str]:
+        found: set[str] = set()
+        for term in terms:
+            these = set(tests)
+            for part in term.parts:
+                these &= pick(part, term)
+            found |= these
+        return found
+
+    names = (project.models, tests)
+    terms = parse_selectors(selectors, name_sets=names)
+    wanted = union(terms) if terms else set(tests)
+    wanted -= union(parse_selectors(exclude, "--exclude", names))
 
     def chosen(kind: str, name: str, model: str) -> bool:
-        if types and kind not in types:
-            return False
-        if models is None and not by_name:
-            return True
-        return name in by_name or (models is not None and model in models)
+        return name in wanted
 
     return TestSuite(
         suite.seeds,

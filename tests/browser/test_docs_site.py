@@ -77,6 +77,8 @@ def test_docs_page_shows_the_lineage_and_a_models_compiled_sql(example_project: 
             assert "CREATE OR REPLACE TEMPORARY VIEW orders_latest" in batch_sql
             assert "OPTIMIZE silver.orders" in page.inner_text("#compiled-maintenance")
             assert "unique on order_id" in page.inner_text("#tests")
+            description = page.inner_text("#model-description")  # from models/docs.yml
+            assert description.startswith("The latest state of each order")
 
             SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
             page.screenshot(path=str(SCREENSHOT))

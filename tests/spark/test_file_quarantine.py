@@ -105,7 +105,7 @@ def test_json_and_csv_lines_are_all_accounted_for(spark: SparkSession, cli, tmp_
     land(root, JSON_LINES, "json")
     land(root, CSV_LINES, "csv")
 
-    result = cli("run", "--select", "json_orders,csv_orders", "-p", root)
+    result = cli("run", "--select", "json_orders csv_orders", "-p", root)
     assert result.exit_code == 0, result.output + result.stderr
     assert "json_orders batch 0: 2 rows in, 3 quarantined" in result.output
 

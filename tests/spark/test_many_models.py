@@ -31,7 +31,7 @@ def test_one_failing_query_stops_the_others_and_is_named(
         tmp_path / "two", {"good_ticks": GOOD, "bad_ticks": BAD}, streams=RATE_STREAM
     )
 
-    result = cli("stream", "--select", "good_ticks,bad_ticks", "-p", project)
+    result = cli("stream", "--select", "good_ticks bad_ticks", "-p", project)
 
     assert result.exit_code == 1
     assert f"{project / 'models' / 'bad_ticks.sql'}:3: Spark rejected batch[0] (INSERT)" in (

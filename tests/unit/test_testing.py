@@ -90,7 +90,7 @@ def test_example_seed_and_tests_load(example_project: Path) -> None:
     assert ("orders_merge", "relationships", "customer_id") in kinds
     assert ("customer_totals", "expression_is_true", None) in kinds
     assert {t.model for t in suite.unit_tests} == {"orders_merge", "customer_totals"}
-    units = select_tests(project, suite, ["orders_merge", "test_type:unit"])
+    units = select_tests(project, suite, ["orders_merge,test_type:unit"])
     assert not units.data_tests and {t.model for t in units.unit_tests} == {"orders_merge"}
     by_name = select_tests(project, suite, ["unique_customer_totals_customer_id"])
     assert [t.name for t in by_name.data_tests] == ["unique_customer_totals_customer_id"]
