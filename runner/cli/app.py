@@ -15,6 +15,7 @@ from runner.cli.compile import compile_models
 from runner.cli.docs import docs_app
 from runner.cli.history import history
 from runner.cli.lint import lint
+from runner.cli.plan import plan
 from runner.cli.seed import seed
 from runner.cli.show import show
 from runner.cli.stream import run, stream
@@ -42,6 +43,7 @@ app.command()(history)
 app.command()(show)
 app.command("compile")(compile_models)
 app.command()(lint)
+app.command()(plan)
 app.command()(seed)
 app.command("test")(run_tests)
 app.add_typer(cluster_app, name="cluster")
