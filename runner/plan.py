@@ -206,7 +206,7 @@ def _logic_changes(
     changes = []
     expectations_changed = then["target"].get("expectations") != now["target"]["expectations"]
     parts = [
-        title.lower()
+        title.lower().replace(" ", "-")
         for key, title in SQL_SECTIONS
         if (then["sql"].get(key) or []) != (now["sql"].get(key) or [])
         and not (key == "expectations" and expectations_changed)  # said by _target_changes

@@ -150,7 +150,7 @@ def test_sql_edit_is_a_logic_change_with_the_compiled_diff(example_project: Path
     assert code == 1
     one = entry(report, "orders_merge")
     assert one["status"] == "logic" and one["needs_action"]
-    assert kinds(report, "orders_merge") == [("logic", "per batch SQL")]
+    assert kinds(report, "orders_merge") == [("logic", "per-batch SQL")]
     diff = one["diff"]
     assert diff.startswith("--- last run (")
     assert "-WHEN MATCHED AND s.updated_at > t.updated_at THEN UPDATE SET *\n" in diff
@@ -170,7 +170,7 @@ def test_a_var_is_a_logic_change(example_project: Path) -> None:
     record_runs(example_project)
     code, report = plan(example_project, "--vars", "{delete_op: X}", "-s", "orders_merge")
     assert code == 1
-    assert kinds(report, "orders_merge") == [("logic", "per batch SQL")]
+    assert kinds(report, "orders_merge") == [("logic", "per-batch SQL")]
     assert (
         "+WHEN MATCHED AND s.updated_at > t.updated_at AND s.op = 'X' THEN DELETE"
         in (entry(report, "orders_merge")["diff"])
@@ -470,7 +470,7 @@ def test_text_output_shows_the_table_the_diff_and_the_exit_code(example_project:
     edit(example_project / "models" / "orders_merge.sql", "s.op <> '", "s.op != '")
     result = cli.invoke(app, ["plan", "-p", str(example_project)], env={"COLUMNS": "200"})
     assert result.exit_code == 1
-    assert "logic: per batch SQL" in result.output
+    assert "logic: per-batch SQL" in result.output
     assert "orders_merge: compiled per-batch SQL, last run -> now" in result.output
     assert "+WHEN NOT MATCHED AND s.op != 'D' THEN INSERT *" in result.output
     assert "customer_totals: not safe to replay: additive MERGE" in result.output
