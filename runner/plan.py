@@ -28,6 +28,7 @@ from typing import Any, Literal
 
 from runner.config import ModelSpec
 from runner.last_run import model_record, read_last_run
+from runner.model_sql import relative_location
 from runner.project import Project
 from runner.replay_safety import ReplaySafety, replay_safety
 from runner.type_widening import widens
@@ -71,9 +72,9 @@ BACKFILL_LATER = (
 )
 FULL_REFRESH_COST = (
     "`runner run --select {model} --full-refresh` rebuilds now, at a cost: it deletes the "
-    "target and the checkpoint (a new table id: downstream Change Data Feed readers must be "
-    "rebuilt too; the table's history is gone) and reads the source again from its start "
-    "(rows whose events the source no longer holds are lost)"
+    "target and the checkpoint (a new table id breaks downstream Change Data Feed readers; the "
+    "table's history is gone) and rereads the source from its start (events it no longer holds "
+    "are lost)"
 )
 
 
@@ -136,7 +137,7 @@ def plan_model(project: Project, model: ModelSpec) -> ModelPlan:
     changes = [
         *_logic_changes(model, then, now, safety),
         *_target_changes(model, then["target"], now["target"], checkpoint, safety),
-        *_stream_changes(model, then["stream"], now["stream"], checkpoint, safety),
+        *_stream_changes(model, then["stream"], now["stream"], checkpoint, safety, project.root),
     ]
     if not changes:  # e.g. only the create statement's SQL (an overridden create_target macro)
         changes.append(
@@ -188,14 +189,13 @@ def sql_diff(then: dict[str, list[str]], now: dict[str, list[str]], recorded_at:
 
 def _logic_todo(model: ModelSpec, safety: ReplaySafety) -> str:
     replay_note = (
-        " A new checkpoint from the earliest data would not redo them: the sequence guard "
-        "ignores events that are not newer than the target's row."
+        " (A new checkpoint from the earliest data would not redo them: the sequence guard "
+        "ignores events that are not newer than the target's row.)"
         if safety.safe
-        else f" A replay of the source is not safe for this model: {safety.reason}."
+        else " (A replay of the source is not safe for this model: see below.)"
     )
     return (
-        f"Existing rows stay as the old logic made them unless rebuilt. {BACKFILL_LATER}. "
-        f"Meanwhile: keep them (only new batches change), or "
+        f"{BACKFILL_LATER}.\nMeanwhile: keep the existing rows (only new batches change), or "
         f"{FULL_REFRESH_COST.format(model=model.name)}.{replay_note}"
     )
 
@@ -263,9 +263,8 @@ def _target_changes(
 ) -> list[Change]:
     table = now["table"]
     rewrite_todo = (
-        f"The existing table keeps its old shape; the next start does not change it. "
-        f"{BACKFILL_LATER}. Meanwhile: {FULL_REFRESH_COST.format(model=model.name)}, or "
-        "revert the change."
+        f"The next start does not change the existing table. {BACKFILL_LATER}.\nMeanwhile: "
+        f"{FULL_REFRESH_COST.format(model=model.name)}; or revert the change."
     )
     changes = []
     if str(then["table"]).lower() != str(table).lower():
@@ -413,15 +412,21 @@ def _show(values: list[str] | Any) -> str:
     return "[" + ", ".join(str(v) for v in values) + "]" if values else "(none)"
 
 
+def _shown_path(path: Path, root: Path) -> str:
+    """``path`` relative to the project root when it is under it, as commands there use it."""
+    return relative_location(path, root) if path.is_relative_to(root) else str(path)
+
+
 def _stream_changes(
     model: ModelSpec,
     then: dict[str, Any],
     now: dict[str, Any],
     checkpoint: Path,
     safety: ReplaySafety,
+    project_root: Path,
 ) -> list[Change]:
     changes = []
-    todo = source_choices(model, now, checkpoint, safety)
+    todo = source_choices(model, now, _shown_path(checkpoint, project_root), safety)
     for key, what in (
         ("format", "format"),
         ("path", "path"),
@@ -486,31 +491,31 @@ def _stream_changes(
 
 
 def source_choices(
-    model: ModelSpec, stream: dict[str, Any], checkpoint: Path, safety: ReplaySafety
+    model: ModelSpec, stream: dict[str, Any], checkpoint: str, safety: ReplaySafety
 ) -> str:
-    """The choices after a source change, only the safe ones for ``model``."""
-    aside = f"stop the model, move {checkpoint} aside (mv {checkpoint} {checkpoint}.old)"
+    """The choices after a source change, one a line, only the safe ones for ``model``."""
+    aside = f"stop the model, mv {checkpoint} {checkpoint}.old"
     latest = {
         "kafka": "set the stream's starting_offsets: latest",
         "delta": "set the stream's option startingVersion: latest",
     }.get(
         str(stream.get("format")),
-        "a file stream reads every file in its path with a new checkpoint, so point it at a "
-        "path holding only new files",
+        "point the file stream at a path holding only new files (a new checkpoint reads every "
+        "file there)",
     )
-    choices = [
-        f"(a) a new checkpoint from the latest data (the target keeps its rows; data between "
-        f"the old position and now is not read): {aside}, {latest}, then start it"
-    ]
-    if safety.safe:
-        choices.append(
-            f"(b) a new checkpoint from the earliest data (safe: {safety.reason}): {aside} and "
-            "start it with the stream reading from its start"
-        )
-    else:
-        choices.append(
-            f"(b) not offered: a replay from the earliest data is not safe ({safety.reason})"
-        )
-    choices.append(f"(c) {BACKFILL_LATER}")
-    choices.append(f"(d) {FULL_REFRESH_COST.format(model=model.name)}")
-    return "; ".join(choices) + "."
+    earliest = (
+        f"(b) a new checkpoint from the earliest data, safe for this model (sequence-guarded): "
+        f"{aside}, start it"
+        if safety.safe
+        else "(b) no new checkpoint from the earliest data: a replay is not safe for this "
+        f"model ({safety.reason.split(':')[0]})"
+    )
+    return "\n".join(
+        [
+            f"(a) a new checkpoint from the latest data (the target keeps its rows; what came "
+            f"in between is not read): {aside}, {latest}, start it",
+            earliest,
+            f"(c) {BACKFILL_LATER}",
+            f"(d) {FULL_REFRESH_COST.format(model=model.name)}",
+        ]
+    )

@@ -160,7 +160,7 @@ def test_sql_edit_is_a_logic_change_with_the_compiled_diff(example_project: Path
     assert "--full-refresh" in todo and "new table id" in todo
     # replay safety is judged on the model as it is now: the guard is gone
     assert one["replay_safe"] is False and "is not guarded" in one["replay_reason"]
-    assert "A replay of the source is not safe" in todo
+    assert "A replay of the source is not safe for this model" in todo
     # the others did not change
     assert entry(report, "customer_totals")["status"] == "no_change"
     assert report["summary"]["needs_action"] == 1
@@ -359,7 +359,10 @@ def test_a_new_landing_path_offers_a_replay_to_a_guarded_model(example_project: 
     assert "Spark does not allow" in change["means"]
     todo = change["todo"]
     assert "(a) a new checkpoint from the latest data" in todo
-    assert "(b) a new checkpoint from the earliest data (safe: sequence-guarded" in todo
+    assert "(b) a new checkpoint from the earliest data, safe for this model" in todo
+    assert (
+        "mv target/local/checkpoints/orders_merge target/local/checkpoints/orders_merge.old" in todo
+    )
     assert "(c) `runner backfill` (coming" in todo
 
 
@@ -377,10 +380,10 @@ def test_a_source_change_of_an_additive_model_does_not_offer_a_replay(
     (change,) = entry(report, "customer_totals")["changes"]
     assert change["subject"] == "stream upstream table silver.orders -> silver.orders_from_kafka"
     assert (
-        "(b) not offered: a replay from the earliest data is not safe (additive MERGE"
-        in (change["todo"])
+        "(b) no new checkpoint from the earliest data: a replay is not safe for this model "
+        "(additive MERGE" in (change["todo"])
     )
-    assert "from the earliest data (safe" not in change["todo"]
+    assert "earliest data, safe" not in change["todo"]
 
 
 def test_a_new_topic_is_a_source_change(example_project: Path) -> None:
