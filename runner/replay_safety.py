@@ -49,6 +49,8 @@ def replay_safety(project: Project, model: ModelSpec) -> ReplaySafety:
     writes = 0
     hard_delete = False
     for statement in statements:
+        if not statement.is_dml:  # views and the like write nothing (and parse slowly)
+            continue
         try:
             node = parse_statement(statement.sql, allow_command=True)
         except ParseError:
