@@ -136,7 +136,7 @@ def plan_model(project: Project, model: ModelSpec) -> ModelPlan:
         )
     changes = [
         *_logic_changes(model, then, now, safety),
-        *_target_changes(model, then["target"], now["target"], checkpoint, safety),
+        *_target_changes(model, then["target"], now["target"], safety),
         *_stream_changes(model, then["stream"], now["stream"], checkpoint, safety, project.root),
     ]
     if not changes:  # e.g. only the create statement's SQL (an overridden create_target macro)
@@ -166,8 +166,7 @@ def sql_text(sections: dict[str, list[str]]) -> str:
             continue
         lines.append(f"-- {title}")
         for sql in statements:
-            lines += [*sql.splitlines()[:-1], sql.splitlines()[-1] + ";"] if sql else []
-            lines.append("")
+            lines += [*f"{sql};".splitlines(), ""]
     return "\n".join(lines)
 
 
@@ -255,11 +254,7 @@ def _columns(target: dict[str, Any]) -> dict[str, tuple[str, str]]:
 
 
 def _target_changes(
-    model: ModelSpec,
-    then: dict[str, Any],
-    now: dict[str, Any],
-    checkpoint: Path,
-    safety: ReplaySafety,
+    model: ModelSpec, then: dict[str, Any], now: dict[str, Any], safety: ReplaySafety
 ) -> list[Change]:
     table = now["table"]
     rewrite_todo = (

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import Any, Literal, get_args
+from typing import Any
 
 from rich.console import Console, Group, RenderableType
 from rich.syntax import Syntax
@@ -12,18 +12,8 @@ from rich.text import Text
 
 from runner.plan import ModelPlan
 
-OutputFormat = Literal["text", "json"]
-FORMATS: tuple[str, ...] = get_args(OutputFormat)
-
-HEADLINES = {
-    "no_change": "no change",
-    "new": "new",
-    "logic": "per-batch logic changed",
-    "target_addition": "target additions",
-    "target_rewrite": "target needs a rewrite",
-    "source": "source changed",
-    "note": "changed, nothing to do",
-}
+# every status a model can have, in the order the summary counts them
+STATUSES = ("no_change", "new", "note", "target_addition", "logic", "target_rewrite", "source")
 
 
 def exit_code(plans: list[ModelPlan]) -> int:
@@ -38,9 +28,9 @@ def plan_json(plans: list[ModelPlan]) -> str:
         "models": len(plans),
         "needs_action": sum(plan.needs_action for plan in plans),
         "by_status": {
-            headline: sum(plan.headline == headline for plan in plans)
-            for headline in HEADLINES
-            if any(plan.headline == headline for plan in plans)
+            status: sum(plan.headline == status for plan in plans)
+            for status in STATUSES
+            if any(plan.headline == status for plan in plans)
         },
     }
     return json.dumps({"models": models, "summary": summary}, indent=2) + "\n"
