@@ -18,6 +18,7 @@ from runner.cli.history import history
 from runner.cli.init import init
 from runner.cli.lint import lint
 from runner.cli.ls import ls
+from runner.cli.plan import plan
 from runner.cli.seed import seed
 from runner.cli.show import show
 from runner.cli.stream import run, stream
@@ -80,6 +81,7 @@ app.command()(history)
 app.command()(show)
 app.command("compile")(compile_models)
 app.command()(lint)
+app.command()(plan)
 app.command()(seed)
 app.command("test")(run_tests)
 app.command()(ls)

@@ -487,8 +487,7 @@ class SequenceByNotCompared(Rule):
         for parsed, merge in context.expressions(exp.Merge):
             if table_key(merge.this) != model.target_table.lower():
                 continue
-            guarded = _compares_on(merge, sequence) or _source_filtered_on(merge, sequence)
-            if guarded or parsed.statement.line in reported:
+            if merge_guarded_on(merge, sequence) or parsed.statement.line in reported:
                 continue
             reported.add(parsed.statement.line)
             where = context.locate_line(parsed.statement.line, "MERGE")
@@ -581,25 +580,36 @@ def _nondeterministic_name(func: exp.Func) -> str:
     return ""
 
 
-def _compares_on(merge: exp.Merge, column: str) -> bool:
-    """Does a WHEN MATCHED condition compare a source and a target column named ``column``?"""
+def merge_guarded_on(merge: exp.Merge, column: str, *, every_branch: bool = False) -> bool:
+    """Whether ``merge`` is sequence-guarded on ``column``: a WHEN MATCHED condition compares
+    source and target on it, or its source keeps only events newer than the target's row
+    (DL014). With ``every_branch`` (``runner plan``'s replay safety), every WHEN MATCHED branch
+    must compare, so no branch lets an older event overwrite or delete a newer row."""
+    if _source_filtered_on(merge, column):
+        return True
     targets = target_names(merge)
     using = merge.args.get("using")
     source = using.alias_or_name.lower() if using is not None else ""
     whens = merge.args.get("whens")
-    for when in whens.expressions if whens is not None else []:
-        condition = when.args.get("condition")
-        if not when.args.get("matched") or condition is None:
-            continue
-        for compare in condition.find_all(exp.GT, exp.GTE, exp.LT, exp.LTE, exp.NEQ):
-            # a column on each side, or a struct of columns on each side (a sequence list)
-            sides = [
-                [c for c in side.find_all(exp.Column) if c.name.lower() == column]
-                for side in (compare.left, compare.right)
-            ]
-            tables = [{c.table.lower() for c in side} for side in sides]
-            if any(source in t for t in tables) and any(t & targets for t in tables):
-                return True
+    matched = [w for w in (whens.expressions if whens is not None else []) if w.args.get("matched")]
+    checks = [_when_compares_on(when, column, source, targets) for when in matched]
+    return all(checks) and bool(checks) if every_branch else any(checks)
+
+
+def _when_compares_on(when: exp.Expr, column: str, source: str, targets: set[str]) -> bool:
+    """Does this WHEN branch's condition compare a source and a target column ``column``?"""
+    condition = when.args.get("condition")
+    if condition is None:
+        return False
+    for compare in condition.find_all(exp.GT, exp.GTE, exp.LT, exp.LTE, exp.NEQ):
+        # a column on each side, or a struct of columns on each side (a sequence list)
+        sides = [
+            [c for c in side.find_all(exp.Column) if c.name.lower() == column]
+            for side in (compare.left, compare.right)
+        ]
+        tables = [{c.table.lower() for c in side} for side in sides]
+        if any(source in t for t in tables) and any(t & targets for t in tables):
+            return True
     return False
 
 

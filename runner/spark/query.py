@@ -14,6 +14,7 @@ from pyspark.sql.streaming import StreamingQuery
 
 from runner.config import ModelSpec, TriggerSpec
 from runner.errors import RunnerError
+from runner.last_run import model_record, write_last_run
 from runner.project import Project
 from runner.spark.batch import BatchExecutor
 from runner.spark.batch_report import BatchReport
@@ -175,6 +176,7 @@ def start_model(
         )
         progress = EventLogProgress(spark, project.target, model.name)
     session = query_session(spark, project.target)
+    record = model_record(project, model)  # computed first: a failure here starts no query
     query = (
         read_stream(session, stream, ref_location)
         .writeStream.queryName(model.name)
@@ -183,6 +185,8 @@ def start_model(
         .trigger(**trigger_kwargs(trigger or stream.trigger, stream))
         .start()
     )
+    # what this start runs, for `runner plan`: only once Spark has accepted the query
+    write_last_run(checkpoint, record)
     own = session if session is not spark else None
     return RunningModel(model, query, executor, progress, callbacks, own)
 

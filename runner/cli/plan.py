@@ -1,0 +1,69 @@
+"""`runner plan`: what each selected model would change compared with what it last ran (no JVM)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from runner.choices import is_one_of
+from runner.cli.errors import EXIT_CONFIG, reported_errors
+from runner.cli.options import Debug, Exclude, ProjectDir, Select, State, Target, Vars
+
+PLAN_FORMATS = ("text", "json")
+
+
+def plan(
+    select: Select = None,
+    exclude: Exclude = None,
+    state: State = None,
+    output_format: Annotated[
+        str,
+        typer.Option(
+            "--format",
+            "-f",
+            help="Output format: text (a table, then each model's SQL diff) or json (for CI). "
+            "Example: --format json",
+        ),
+    ] = "text",
+    project_dir: ProjectDir = Path("."),
+    target: Target = None,
+    vars: Vars = None,
+    debug: Debug = False,
+) -> None:
+    """Compare each selected model (default: all) with what it last ran on the target, as
+    recorded in its checkpoint at each start, and say what each change means and what to do:
+    no change; new (never ran); per-batch logic (SQL, macros, vars, expectations: shows the
+    diff of the compiled SQL); target additions (a column, a property); target changes that
+    need a rewrite (unique_key, sequence_by, partitioning, clustering, a type that does not
+    widen); source changes the checkpoint cannot follow. It also says whether each model is
+    safe to replay, and offers only the safe choices. No JVM. (`runner backfill` is to come.)
+
+    Exit 0 when no selected model needs action, 1 when one does, 2 on a usage or project
+    configuration error.
+
+    Example: runner plan --select orders_merge+ --format json
+    """
+    from runner.plan import plan_models
+    from runner.plan_report import exit_code, plan_json, print_plan
+    from runner.project import load, parse_vars
+    from runner.selection import select_models
+
+    if not is_one_of(output_format, PLAN_FORMATS):
+        typer.echo(
+            f"error: --format must be one of {', '.join(PLAN_FORMATS)}, got {output_format!r}",
+            err=True,
+        )
+        raise typer.Exit(EXIT_CONFIG)
+    with reported_errors(debug):
+        project = load(project_dir, target, parse_vars(vars))
+        plans = plan_models(project, select_models(project, select, exclude=exclude, state=state))
+    if output_format == "json":
+        sys.stdout.write(plan_json(plans))  # byte for byte, not through rich
+    else:
+        from runner.terminal import plain_console
+
+        print_plan(plans, project.target.name, plain_console())
+    raise typer.Exit(exit_code(plans))
