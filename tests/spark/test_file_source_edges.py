@@ -1,9 +1,9 @@
 """The file source at the edges of its input (issue 27): line separators inside JSON strings,
 byte-order marks, bytes that are not UTF-8, field names differing in case, values a type would
-round, numeric strings, duplicate keys, a CSV header missing a declared column, CRLF, gzip, and
-a file read in several splits. Every input line is checked against an oracle written here:
-in the target with its values (and ``_rescued_data``), or in the quarantine with its true
-file:line, raw text and reason."""
+round, numeric strings, duplicate keys, a CSV header missing a declared column, CRLF, gzip, a
+declared encoding, and a file read in several splits. Every input line is checked against an
+oracle written here: in the target with its values (and ``_rescued_data``), or in the
+quarantine with its true file:line, raw text and reason."""
 
 from __future__ import annotations
 
@@ -29,6 +29,12 @@ STREAMS = f"""streams:
     schema: "{SCHEMA}"
     options:
       header: true
+  orders_latin1:
+    format: json
+    path: landing/latin1
+    schema: "{SCHEMA}"
+    options:
+      encoding: ISO-8859-1
 """
 MODEL = """{{{{ config(stream='{stream}', target='{target}', unique_key='order_id') }}}}
 MERGE INTO {{{{ this }}}} AS t USING {{{{ batch }}}} AS s ON t.order_id = s.order_id
@@ -94,6 +100,12 @@ CSV_LINES: list[tuple[str, bytes, tuple | None]] = [
     ("c.csv", b"n2,9,2,2,caf\xe9", bad("invalid UTF-8")),
     ("c.csv", b"n3,9,3,3,", good("n3", "3", 3, {"Amount": "9", "note": None})),
 ]  # fmt: skip
+# A declared encoding: the same byte that is invalid UTF-8 above is Latin-1 ``é`` here.
+LATIN1_LINES: list[tuple[str, bytes, tuple | None]] = [
+    ("a.json", b'{"order_id":"caf\xe9","amount":1,"qty":1}', good("caf\u00e9", "1", 1)),
+    ("a.json", b'{"order_id":"l2","amount":1.001,"qty":2}',
+     bad("schema mismatch: amount (DECIMAL(10,2))")),
+]  # fmt: skip
 
 
 def land(root: Path, lines: list[tuple[str, bytes, tuple | None]], folder: str) -> None:
@@ -120,7 +132,8 @@ def oracle(lines: list[tuple[str, bytes, tuple | None]], folder: str) -> tuple[s
             continue
         kind, detail = expected
         if kind == "bad":
-            raw = text.removeprefix(BOM).decode("utf-8", errors="replace")
+            encoding = "latin-1" if folder == "latin1" else "utf-8"
+            raw = text.removeprefix(BOM).decode(encoding, errors="replace")
             quarantined.add((f"landing/{folder}/{name}:{numbers[name]}", raw, detail))
         else:
             target[detail[0]] = detail[1:]
@@ -135,18 +148,21 @@ def test_every_line_is_in_the_target_the_quarantine_or_rescued(
         {
             "json_orders": MODEL.format(stream="orders", target="edge.json_orders"),
             "csv_orders": MODEL.format(stream="orders_csv", target="edge.csv_orders"),
+            "latin1_orders": MODEL.format(stream="orders_latin1", target="edge.latin1_orders"),
         },
         streams=STREAMS,
     )
     land(root, JSON_LINES, "json")
     land(root, CSV_LINES, "csv")
+    land(root, LATIN1_LINES, "latin1")
 
-    result = cli("run", "--select", "json_orders,csv_orders", "-p", root)
+    result = cli("run", "--select", "json_orders,csv_orders,latin1_orders", "-p", root)
 
     assert result.exit_code == 0, result.output + result.stderr
     for model, lines, folder in (
         ("json_orders", JSON_LINES, "json"),
         ("csv_orders", CSV_LINES, "csv"),
+        ("latin1_orders", LATIN1_LINES, "latin1"),
     ):
         expected_bad, expected_good = oracle(lines, folder)
         rows = spark.read.format("delta").load(
