@@ -337,7 +337,8 @@ def _typed(stream: StreamSpec, schema: StructType, lines: DataFrame, width: int)
         frame, raw_of, rescued, broken = _json_fields(stream, schema, lines)
     else:
         frame, raw_of, rescued, broken = _csv_fields(stream, schema, lines, width)
-    value_of = {f.name: lossless_value(raw_of[f.name], f.dataType) for f in schema.fields}
+    formats = {k: str(v) for k, v in stream.options.items()}
+    value_of = {f.name: lossless_value(raw_of[f.name], f.dataType, formats) for f in schema.fields}
     mismatch = unreadable_fields(schema.fields, raw_of, value_of)
     reason = (
         F.when(~F.col("_valid"), F.lit("invalid UTF-8"))

@@ -19,11 +19,13 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import (
     ArrayType,
     DataType,
+    DateType,
     DecimalType,
     MapType,
     StringType,
     StructField,
     StructType,
+    TimestampType,
 )
 
 # The column Spark's JSON reader (PERMISSIVE mode) fills with the record it could not read.
@@ -38,13 +40,22 @@ def type_name(data_type: DataType) -> str:
     return data_type.simpleString().upper()
 
 
-def lossless_value(text: Column, data_type: DataType) -> Column:
+def lossless_value(
+    text: Column, data_type: DataType, options: Mapping[str, str] | None = None
+) -> Column:
     """``text`` (a string column) as ``data_type``, or null when it is not readable as that type
     without loss: not a value of the type (``ten`` for a DECIMAL, ``1.5`` for a BIGINT), or one
     the type would round (``1.239`` for a DECIMAL(10,2)). Nested types are read as JSON text
-    with ``from_json``; FLOAT and DOUBLE are approximate by definition and only need to parse."""
+    with ``from_json``; FLOAT and DOUBLE are approximate by definition and only need to parse.
+    ``options`` may hold Spark's reader options ``timestampFormat`` and ``dateFormat``: the
+    pattern TIMESTAMP and DATE values are read with (``CAST``'s ISO 8601 otherwise)."""
+    formats = options or {}
     if isinstance(data_type, StringType):
         return text
+    if isinstance(data_type, TimestampType) and "timestampFormat" in formats:
+        return F.try_to_timestamp(text, F.lit(formats["timestampFormat"]))
+    if isinstance(data_type, DateType) and "dateFormat" in formats:
+        return F.try_to_date(text, formats["dateFormat"])
     if isinstance(data_type, (StructType, ArrayType, MapType)):
         return F.from_json(text, data_type.simpleString())
     value = text.try_cast(data_type)
