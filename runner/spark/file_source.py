@@ -1,33 +1,38 @@
 """JSON-lines and CSV file sources that lose nothing: bad lines to quarantine, extra fields kept.
 
-Each new file is read whole (Spark's ``text`` source with ``wholetext``), so every line keeps
-its file and line number. Per batch, each line is then:
+Files are read line by line by Spark's ``text`` source (Hadoop's line reader, lines end at
+``\n``; a final ``\r`` is dropped, so ``\r\n`` works): a file of any size is split into
+partitions and read in bounded memory, gzip included (one partition per ``.gz`` file). Each line
+keeps its file and its line number, computed in the JVM across a file's splits
+(``_numbered_lines``). Per batch, each line is then:
 
 - good: its declared columns, typed, plus ``_rescued_data``: the raw JSON of the fields the
   schema does not declare (null when there are none), so nothing the producer sent is lost;
 - malformed, with the first reason that applies, and written to the model's quarantine table
   (runner/spark/quarantine.py) with its file, line, raw text and reason:
 
-  ``invalid JSON`` / ``not a JSON object`` (json), ``wrong number of fields: 5 of 6`` or
+  ``invalid UTF-8`` (the line's bytes; unless the stream declares another ``encoding``),
+  ``invalid JSON`` / ``not a JSON object`` / ``duplicate key: id`` (json),
+  ``CSV header has no column(s): amount``, ``wrong number of fields: 5 of 6`` or
   ``unreadable CSV: ...`` (csv), ``schema mismatch: amount (DECIMAL(10,2))`` (a value present
-  but not readable as its declared type; json as Spark's ``from_json`` reads it, csv as
-  ``try_cast``).
+  but not readable as its declared type without loss: runner/spark/typed_values.py).
 
-Blank lines are skipped (Spark's JSON reader does the same). A CSV source with ``header:
-true`` maps columns by the header's names (the header's line is not data); without a header,
-by position. The quarantine write and the model's MERGE of the good rows both happen in the
-batch, under the batch's idempotent-write identities: a replayed batch neither loses nor
-duplicates either.
+Names are matched exactly (case included): a field ``Order_ID`` is not the column
+``order_id``, and is kept in ``_rescued_data``. A UTF-8 byte-order mark at the start of a file
+is dropped. Blank lines are skipped (Spark's JSON reader does the same). A CSV source with
+``header: true`` maps columns by the header's names (the file's first line, not data); without
+a header, by position; a CSV record is one line. The rules, with examples: docs/bad-input.md.
+
+The quarantine write and the model's MERGE of the good rows both happen in the batch, under the
+batch's idempotent-write identities: a replayed batch neither loses nor duplicates either.
 """
 
 from __future__ import annotations
 
 import csv
-import io
-import json
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from pyspark import StorageLevel
 from pyspark.sql import Column, DataFrame, SparkSession
@@ -35,7 +40,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import (
     ArrayType,
     IntegerType,
-    MapType,
+    LongType,
     StringType,
     StructField,
     StructType,
@@ -45,8 +50,19 @@ from pyspark.sql.types import (
 from runner.config import RESCUED_COLUMN, StreamSpec
 from runner.spark.quarantine import ensure_quarantine_table, write_quarantine
 from runner.spark.source_batch import SourceBatch, SourceCounts
+from runner.spark.typed_values import (
+    CORRUPT_COLUMN,
+    lossless_value,
+    schema_mismatch,
+    strings_schema,
+    unreadable_fields,
+)
 
-CORRUPT_COLUMN = "_corrupt_record"
+# The line's text as Spark's ``text`` source read it (bytes, not yet checked as UTF-8).
+LINE_COLUMN = "_line_text"
+BOM = "\ufeff"
+ENCODING_OPTIONS = ("encoding", "charset")
+_END = "\u0001end-of-line"  # appended to a CSV line as one more field: tells how many it had
 # Options of Spark's file stream source itself; every other option is the parser's.
 FILE_STREAM_OPTIONS = frozenset(
     {
@@ -68,28 +84,24 @@ FILE_STREAM_OPTIONS = frozenset(
     }
 )
 CSV_READER_OPTIONS = frozenset({"header", "sep", "delimiter", "quote", "escape", "nullValue"})
-_LINE_TYPE = StructType(
-    [
-        StructField("line", IntegerType()),
-        StructField("raw", StringType()),
-        StructField("fields", MapType(StringType(), StringType())),
-        StructField("extras", StringType()),
-        StructField("error", StringType()),
-    ]
-)
 
 
 def read_file_stream(spark: SparkSession, stream: StreamSpec) -> DataFrame:
-    """One row per new file: ``_file`` (its path) and ``_text`` (its content)."""
+    """One row per line of the new files: ``_file`` (its path), ``_block`` (where the split it
+    was read from starts in the file) and ``_line_text``. Lines end at ``\n`` only."""
     assert stream.path is not None
     options = {k: v for k, v in stream.reader_options().items() if k in FILE_STREAM_OPTIONS}
     frame = (
         spark.readStream.format("text")
-        .option("wholetext", "true")
+        .option("lineSep", "\n")
         .options(**options)
         .load(str(stream.path))
     )
-    return frame.select(F.col("_metadata.file_path").alias("_file"), F.col("value").alias("_text"))
+    return frame.select(
+        F.col("_metadata.file_path").alias("_file"),
+        F.col("_metadata.file_block_start").alias("_block"),
+        F.col("value").alias(LINE_COLUMN),
+    )
 
 
 def declared_schema(stream: StreamSpec) -> StructType:
@@ -109,14 +121,15 @@ def prepare_file_batch(
     project_root: Path | None = None,
     check_rows: Callable[[DataFrame], DataFrame] | None = None,
 ) -> SourceBatch:
-    """Split the batch's files into lines, quarantine the malformed ones, return the good rows
+    """Number the batch's lines, quarantine the malformed ones, return the good rows
     (declared columns, then ``_rescued_data``) with the counts. ``check_rows`` sees (and may
     extend) the good rows before the quarantine write, so an error it raises leaves the
     quarantine untouched. The typed lines are persisted until the caller releases the returned
     SourceBatch; if this fails, they are released here."""
     schema = declared_schema(stream)
-    lines = _lines(stream, schema, batch_df, project_root)
-    typed = _typed(stream, schema, lines).persist(StorageLevel.MEMORY_AND_DISK)
+    numbered, width = _numbered_lines(stream, schema, batch_df, project_root)
+    lines = _decoded(stream, numbered)
+    typed = _typed(stream, schema, lines, width).persist(StorageLevel.MEMORY_AND_DISK)
     try:
         counts = typed.agg(
             F.count(F.lit(1)).alias("read"),
@@ -153,174 +166,280 @@ def prepare_file_batch(
     return SourceBatch(good, read, typed.unpersist, counted=True)
 
 
-# -- splitting files into lines (Python: exact line numbers, CSV quoting, raw JSON) ---------
+# -- numbering lines (JVM: split-aware, bounded memory) ------------------------------------
 
 
-def _lines(
+@dataclass(frozen=True)
+class _FileLayout:
+    """What the batch's lines need to know about their file: for CSV, the header's columns
+    (or the declared ones), what is wrong with the header, and the undeclared columns."""
+
+    columns: list[str] | None = None
+    header_error: str | None = None
+    extra_names: list[str] | None = None
+    extra_index: list[int] | None = None
+
+
+_SPLITS_SCHEMA = StructType(
+    [
+        StructField("_file", StringType()),
+        StructField("_block", LongType()),
+        StructField("_first", LongType()),
+        StructField("_before", LongType()),
+        StructField("_columns", ArrayType(StringType())),
+        StructField("_header_error", StringType()),
+        StructField("_extra_names", ArrayType(StringType())),
+        StructField("_extra_index", ArrayType(IntegerType())),
+    ]
+)
+
+
+def _numbered_lines(
     stream: StreamSpec, schema: StructType, batch_df: DataFrame, project_root: Path | None
-) -> DataFrame:
+) -> tuple[DataFrame, int]:
+    """Every line of the batch's files with its file, position and 1-based line number, and the
+    widest CSV row the files' headers allow (0 for JSON).
+
+    Spark splits a large file into several partitions (``spark.sql.files.maxPartitionBytes``);
+    a partition's rows keep their order, and so do the rows of one split. So the line number of
+    a row is the number of lines in the earlier splits of its file plus its place in its own
+    split, found from ``monotonically_increasing_id`` (consecutive within a partition). One
+    small aggregate per batch counts the lines of each split (and keeps its first line: a CSV
+    file's header); it is collected, and broadcast back to number every line."""
+    raw = batch_df.select(
+        "_file", "_block", F.monotonically_increasing_id().alias("_id"), LINE_COLUMN
+    )
+    splits = (
+        raw.groupBy("_file", "_block")
+        .agg(
+            F.min("_id").alias("_first"),
+            F.count(F.lit(1)).alias("_n"),
+            F.min_by(LINE_COLUMN, "_id").alias("_head"),
+        )
+        .collect()
+    )
+    layouts = {
+        row["_file"]: _layout(stream, schema, row["_head"]) for row in splits if row["_block"] == 0
+    }
+    before: dict[str, int] = {}
+    table = []
+    for row in sorted(splits, key=lambda r: (r["_file"], r["_block"])):
+        layout = layouts.get(row["_file"], _FileLayout())
+        count = before.get(row["_file"], 0)
+        before[row["_file"]] = count + int(row["_n"])
+        table.append(
+            (
+                row["_file"],
+                row["_block"],
+                row["_first"],
+                count,
+                layout.columns,
+                layout.header_error,
+                layout.extra_names,
+                layout.extra_index,
+            )
+        )
+    offsets = batch_df.sparkSession.createDataFrame(table, _SPLITS_SCHEMA)
+    width = max((len(layout.columns or []) for layout in layouts.values()), default=0)
+    line = F.col("_before") + F.col("_id") - F.col("_first") + 1
+    numbered = raw.join(F.broadcast(offsets), ["_file", "_block"]).select(
+        F.regexp_replace(F.col("_file"), "^file:(//)?", "").alias("_file"),
+        _position(F.col("_file"), project_root).alias("_position"),
+        line.alias("_line"),
+        F.col(LINE_COLUMN),
+        "_columns",
+        "_header_error",
+        "_extra_names",
+        "_extra_index",
+    )
+    return numbered, width
+
+
+def _position(file: Column, project_root: Path | None) -> Column:
+    """The file's path relative to the project, as quarantine positions show it."""
+    path = F.regexp_replace(file, "^file:(//)?", "")
+    if project_root is None:
+        return path
+    root = f"{project_root}/"
+    return F.when(path.startswith(root), F.substring(path, len(root) + 1, 1 << 30)).otherwise(path)
+
+
+def _layout(stream: StreamSpec, schema: StructType, head: str | None) -> _FileLayout:
+    """A file's layout from its first line: for a CSV source with ``header: true``, the
+    header's columns, checked against the declared ones (every declared column must be there,
+    once); otherwise the declared columns by position. JSON files need none."""
+    if stream.format != "csv":
+        return _FileLayout()
     names = [f.name for f in schema.fields]
-    if stream.format == "json":
-        split = F.udf(lambda text: _json_lines(text, names), ArrayType(_LINE_TYPE), useArrow=False)
-    else:
-        options = {k: v for k, v in stream.reader_options().items() if k in CSV_READER_OPTIONS}
-        split = F.udf(
-            lambda text: _csv_lines(text, names, options), ArrayType(_LINE_TYPE), useArrow=False
-        )
-    root = f"file:{project_root}/" if project_root is not None else None
-    file = F.regexp_replace(F.col("_file"), "^file://", "file:")
-    position = F.regexp_replace(file, "^file:", "")
-    if root is not None:
-        position = F.when(file.startswith(root), F.substring(file, len(root) + 1, 1 << 30))
-        position = position.otherwise(F.regexp_replace(file, "^file:", ""))
-    return batch_df.select(
-        F.regexp_replace(file, "^file:", "").alias("_file"),
-        position.alias("_position"),
-        F.explode(split(F.col("_text"))).alias("_l"),
-    ).select(
-        "_file",
-        "_position",
-        F.col("_l.line").alias("_line"),
-        F.col("_l.raw").alias("_raw"),
-        F.col("_l.fields").alias("_fields"),
-        F.col("_l.extras").alias(RESCUED_COLUMN),
-        F.col("_l.error").alias("_error"),
-    )
-
-
-def _json_lines(text: str | None, names: list[str]) -> list[dict[str, Any]]:
-    declared = {n.lower() for n in names}
-    out: list[dict[str, Any]] = []
-    for number, line in enumerate((text or "").splitlines(), start=1):
-        if not line.strip():
-            continue
-        row: dict[str, Any] = {"line": number, "raw": line, "fields": None}
-        try:
-            value = json.loads(line)
-        except ValueError:
-            out.append({**row, "error": "invalid JSON"})
-            continue
-        if not isinstance(value, dict):
-            out.append({**row, "error": "not a JSON object"})
-            continue
-        extras = {k: v for k, v in value.items() if k.lower() not in declared}
-        out.append({**row, "extras": json.dumps(extras) if extras else None})
-    return out
-
-
-def _csv_lines(text: str | None, names: list[str], options: dict[str, str]) -> list[dict[str, Any]]:
-    sep = options.get("sep", options.get("delimiter", ","))
-    quote = options.get("quote", '"')
-    escape = options.get("escape", "\\")
-    null_value = options.get("nullValue", "")
-    header = options.get("header", "false").lower() == "true"
+    options = _csv_options(stream)
+    if options.get("header", "false").lower() != "true":
+        return _FileLayout(columns=names)
+    text = (head or "").removeprefix(BOM).removesuffix("\r")
     reader = csv.reader(
-        io.StringIO(text or "", newline=""),
-        delimiter=sep,
-        quotechar=quote or None,
-        escapechar=escape or None,
-        doublequote=True,
-        strict=True,
+        [text],
+        delimiter=_separator(options),
+        quotechar=options.get("quote", '"') or None,
+        escapechar=options.get("escape", "\\") or None,
     )
-    out: list[dict[str, Any]] = []
-    columns = names
-    last_line = 0
-    while True:
-        try:
-            values = next(reader)
-        except StopIteration:
-            break
-        except csv.Error as exc:
-            raw = _raw_lines(text, last_line + 1, reader.line_num)
-            out.append({"line": last_line + 1, "raw": raw, "error": f"unreadable CSV: {exc}"})
-            last_line = reader.line_num
-            continue
-        first, last_line = last_line + 1, reader.line_num
-        if not values or values == [""]:
-            continue
-        if header and columns is names:
-            columns = values
-            continue
-        raw = _raw_lines(text, first, last_line)
-        row: dict[str, Any] = {"line": first, "raw": raw}
-        if len(values) != len(columns):
-            out.append({**row, "error": f"wrong number of fields: {len(values)} of {len(columns)}"})
-            continue
-        declared = {n.lower() for n in names}
-        fields = {
-            c.lower(): (None if v == null_value else v)
-            for c, v in zip(columns, values, strict=True)
-        }
-        extras = {c: v for c, v in zip(columns, values, strict=True) if c.lower() not in declared}
-        out.append(
-            {
-                **row,
-                "fields": {n: fields.get(n.lower()) for n in names},
-                "extras": json.dumps(extras) if extras else None,
-            }
-        )
-    return out
+    columns = next(reader, [])
+    repeated = sorted({c for c in columns if columns.count(c) > 1})
+    missing = [n for n in names if n not in columns]
+    error = None
+    if repeated:
+        error = f"CSV header repeats column(s): {', '.join(repeated)}"
+    elif missing:
+        error = f"CSV header has no column(s): {', '.join(missing)}"
+    extras = [(c, i) for i, c in enumerate(columns, start=1) if c not in names]
+    return _FileLayout(
+        columns=columns,
+        header_error=error,
+        extra_names=[c for c, _ in extras],
+        extra_index=[i for _, i in extras],
+    )
 
 
-def _raw_lines(text: str | None, first: int, last: int) -> str:
-    lines = (text or "").splitlines()
-    return "\n".join(lines[first - 1 : max(last, first)]) if lines else ""
+def _csv_options(stream: StreamSpec) -> dict[str, str]:
+    return {k: str(v) for k, v in stream.reader_options().items() if k in CSV_READER_OPTIONS}
+
+
+def _separator(options: dict[str, str]) -> str:
+    return options.get("sep", options.get("delimiter", ","))
+
+
+def _decoded(stream: StreamSpec, lines: DataFrame) -> DataFrame:
+    """Each line as text: ``_valid`` (false when its bytes are not UTF-8; a declared
+    ``encoding`` decodes them instead), ``_text`` without a final ``\\r`` nor, on a file's
+    first line, a byte-order mark. Blank lines are dropped (not input), and so is a CSV
+    header's line."""
+    value = F.col(LINE_COLUMN)
+    options = stream.reader_options()
+    encoding = next((str(options[k]) for k in ENCODING_OPTIONS if k in options), None)
+    if encoding is not None and encoding.replace("-", "").upper() != "UTF8":
+        text, valid = F.decode(value.cast("binary"), encoding), F.lit(True)
+    else:
+        text, valid = value, F.is_valid_utf8(value)
+    text = F.regexp_replace(text, "\r$", "")
+    text = F.when(F.col("_line") == 1, F.regexp_replace(text, f"^{BOM}", "")).otherwise(text)
+    header = _csv_options(stream).get("header", "false").lower() == "true"
+    frame = lines.select("*", valid.alias("_valid"), text.alias("_text")).drop(LINE_COLUMN)
+    frame = frame.where(~F.col("_text").rlike(r"^\s*$"))
+    if stream.format == "csv" and header:
+        frame = frame.where(F.col("_line") > 1)
+    return frame
 
 
 # -- typing ----------------------------------------------------------------------------------
 
 
-def _typed(stream: StreamSpec, schema: StructType, lines: DataFrame) -> DataFrame:
-    """Declared columns typed, and ``_reason`` (null when the line is good)."""
+def _typed(stream: StreamSpec, schema: StructType, lines: DataFrame, width: int) -> DataFrame:
+    """Declared columns typed, ``_rescued_data``, ``_raw`` and ``_reason`` (null when the line
+    is good; ``_raw`` is kept for the bad lines only)."""
     if stream.format == "json":
-        parse_options = {
-            k: v
-            for k, v in stream.reader_options().items()
-            if k not in FILE_STREAM_OPTIONS and k not in CSV_READER_OPTIONS
-        }
-        with_corrupt = StructType([*schema.fields]).add(CORRUPT_COLUMN, StringType())
-        options = {
-            **parse_options,
-            "mode": "PERMISSIVE",
-            "columnNameOfCorruptRecord": CORRUPT_COLUMN,
-        }
-        good_json = F.col("_error").isNull()
-        frame = lines.select(
-            "*",
-            F.when(good_json, F.from_json(F.col("_raw"), with_corrupt, options)).alias("_parsed"),
-            F.when(good_json, F.from_json(F.col("_raw"), "MAP<STRING, STRING>")).alias("_rawf"),
-        )
-        raw_of = {f.name: F.col("_rawf")[f.name] for f in schema.fields}
-        value_of = {f.name: F.col("_parsed")[f.name] for f in schema.fields}
-        corrupt: Column = F.col("_parsed")[CORRUPT_COLUMN].isNotNull()
+        frame, raw_of, rescued, broken = _json_fields(stream, schema, lines)
     else:
-        frame = lines
-        raw_of = {f.name: F.col("_fields")[f.name] for f in schema.fields}
-        value_of = {f.name: raw_of[f.name].try_cast(f.dataType) for f in schema.fields}
-        corrupt = F.lit(False)
-        for f in schema.fields:
-            corrupt = corrupt | (raw_of[f.name].isNotNull() & value_of[f.name].isNull())
-    unreadable = F.concat_ws(
-        ", ",
-        *[
-            F.when(
-                raw_of[f.name].isNotNull() & value_of[f.name].isNull(),
-                F.lit(f"{f.name} ({f.dataType.simpleString().upper()})"),
-            )
-            for f in schema.fields
-        ],
+        frame, raw_of, rescued, broken = _csv_fields(stream, schema, lines, width)
+    formats = {k: str(v) for k, v in stream.reader_options().items()}
+    value_of = {f.name: lossless_value(raw_of[f.name], f.dataType, formats) for f in schema.fields}
+    mismatch = unreadable_fields(schema.fields, raw_of, value_of)
+    reason = (
+        F.when(~F.col("_valid"), F.lit("invalid UTF-8"))
+        .when(broken.isNotNull(), broken)
+        .when(mismatch != "", schema_mismatch(mismatch))
     )
-    mismatch = F.concat(
-        F.lit("schema mismatch: "),
-        F.when(unreadable != "", unreadable).otherwise(F.lit("not readable as the schema")),
-    )
-    reason = F.when(F.col("_error").isNotNull(), F.col("_error")).when(corrupt, mismatch)
     return frame.select(
         "_file",
         "_position",
         "_line",
-        "_raw",
+        F.when(reason.isNotNull(), F.make_valid_utf8("_text")).alias("_raw"),
         *[value_of[f.name].cast(f.dataType).alias(f.name) for f in schema.fields],
-        RESCUED_COLUMN,
+        F.when(reason.isNull(), rescued).alias(RESCUED_COLUMN),
         reason.alias("_reason"),
     )
+
+
+def _json_fields(
+    stream: StreamSpec, schema: StructType, lines: DataFrame
+) -> tuple[DataFrame, dict[str, Column], Column, Column]:
+    """A JSON line's declared fields as raw text (a string's value, or a number's, object's or
+    array's JSON text), the raw JSON of its undeclared fields, and what makes it unreadable."""
+    names = [f.name for f in schema.fields]
+    options = {
+        k: str(v)
+        for k, v in stream.reader_options().items()
+        if k not in FILE_STREAM_OPTIONS
+        and k not in CSV_READER_OPTIONS
+        and k not in ENCODING_OPTIONS
+    }
+    options.update(mode="PERMISSIVE", columnNameOfCorruptRecord=CORRUPT_COLUMN)
+    text = F.col("_text")
+    frame = lines.select(
+        "*",
+        F.from_json(text, strings_schema(names), options).alias("_strings"),
+        F.json_object_keys(text).alias("_keys"),
+    )
+    keys = F.col("_keys")
+    repeated = F.array_distinct(
+        F.filter(keys, lambda k: F.size(F.filter(keys, lambda o: o == k)) > 1)
+    )
+    broken = (
+        F.when(
+            keys.isNull(),
+            F.when(F.get_json_object(text, "$").isNull(), F.lit("invalid JSON")).otherwise(
+                F.lit("not a JSON object")
+            ),
+        )
+        .when(F.col("_strings")[CORRUPT_COLUMN].isNotNull(), F.lit("invalid JSON"))
+        .when(
+            F.size(keys) != F.size(F.array_distinct(keys)),
+            F.concat(F.lit("duplicate key: "), F.array_join(repeated, ", ")),
+        )
+    )
+    undeclared = F.filter(keys, lambda k: ~k.isin(names))
+    extras = F.map_filter(F.from_json(text, "MAP<STRING, VARIANT>"), lambda k, _: ~k.isin(names))
+    rescued = F.when(broken.isNull() & (F.size(undeclared) > 0), F.to_json(extras))
+    raw_of = {n: F.col("_strings")[n] for n in names}
+    return frame, raw_of, rescued, broken
+
+
+def _csv_fields(
+    stream: StreamSpec, schema: StructType, lines: DataFrame, width: int
+) -> tuple[DataFrame, dict[str, Column], Column, Column]:
+    """A CSV line's declared fields (by the file's header, or by position), the raw JSON of the
+    undeclared columns, and what makes it unreadable. Spark's ``from_csv`` splits the line
+    (quoting, escapes, ``nullValue``); a sentinel field appended to the line tells how many
+    fields it had, since ``from_csv`` pads a short row with nulls."""
+    options = _csv_options(stream)
+    options.pop("header", None)
+    sep = _separator(options)
+    slots = max(width, len(schema.fields)) + 2
+    wide = StructType([StructField(f"c{i}", StringType()) for i in range(slots)])
+    parsed = F.from_csv(F.concat(F.col("_text"), F.lit(sep + _END)), wide.simpleString(), options)
+    frame = lines.select("*", F.array(*[parsed[f"c{i}"] for i in range(slots)]).alias("_tokens"))
+    tokens, columns = F.col("_tokens"), F.col("_columns")
+    count = F.array_position(tokens, _END) - 1
+    broken = (
+        F.when(F.col("_header_error").isNotNull(), F.col("_header_error"))
+        .when(
+            count < 0,
+            F.when(
+                tokens[slots - 1].isNotNull(),
+                F.format_string(
+                    "wrong number of fields: more than %d of %d", F.lit(slots - 1), F.size(columns)
+                ),
+            ).otherwise(F.lit("unreadable CSV: a quoted field is not closed")),
+        )
+        .when(
+            count != F.size(columns),
+            F.format_string("wrong number of fields: %d of %d", count, F.size(columns)),
+        )
+    )
+    raw_of = {}
+    for f in schema.fields:
+        index = F.array_position(columns, f.name).cast("int")
+        raw_of[f.name] = F.when(index > 0, F.element_at(tokens, index))
+    values = F.transform(F.col("_extra_index"), lambda i: F.element_at(tokens, i))
+    rescued = F.when(
+        F.size(F.col("_extra_names")) > 0,
+        F.to_json(F.map_from_arrays(F.col("_extra_names"), values)),
+    )
+    return frame, raw_of, rescued, broken

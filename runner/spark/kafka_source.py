@@ -42,8 +42,8 @@ from runner.errors import ConfigError
 from runner.kafka_spec import KAFKA_COLUMNS, KafkaSpec
 from runner.spark.quarantine import ensure_quarantine_table, write_quarantine
 from runner.spark.source_batch import SourceBatch, SourceCounts
+from runner.spark.typed_values import CORRUPT_COLUMN, schema_mismatch, unreadable_fields
 
-CORRUPT_COLUMN = "_corrupt_record"
 # Every dependency but the broker: the Spark side of Kafka, as Maven coordinates.
 # The token provider is pinned to 4.0.0, the newest on Maven Central as reachable here; its few
 # classes (KafkaConfigUpdater, KafkaTokenUtil) are unchanged and work with Spark 4.2's source.
@@ -135,23 +135,10 @@ def _parse(batch_df: DataFrame, kafka: KafkaSpec) -> DataFrame:
 def _reason(schema: StructType, required: tuple[str, ...]) -> Column:
     """Why a record is malformed, or null when it is good."""
     value, parsed, raw = F.col("_kafka_value"), F.col("_parsed"), F.col("_raw_fields")
-    unreadable = F.concat_ws(
-        ", ",
-        *[
-            F.when(
-                raw[field.name].isNotNull() & parsed[field.name].isNull(),
-                F.lit(f"{field.name} ({field.dataType.simpleString().upper()})"),
-            )
-            for field in schema.fields
-        ],
-    )
-    mismatch = F.when(
-        parsed[CORRUPT_COLUMN].isNotNull(),
-        F.concat(
-            F.lit("schema mismatch: "),
-            F.when(unreadable != "", unreadable).otherwise(F.lit("not readable as the schema")),
-        ),
-    )
+    fields = {f.name: parsed[f.name] for f in schema.fields}
+    raw_fields = {f.name: raw[f.name] for f in schema.fields}
+    unreadable = unreadable_fields(schema.fields, raw_fields, fields)
+    mismatch = F.when(parsed[CORRUPT_COLUMN].isNotNull(), schema_mismatch(unreadable))
     missing = F.concat_ws(", ", *[F.when(parsed[name].isNull(), F.lit(name)) for name in required])
     return (
         F.when(value.isNull(), F.lit("null value"))

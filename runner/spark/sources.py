@@ -80,7 +80,7 @@ def prepare_batch(
         return kafka_source.prepare_kafka_batch(
             stream, batch_df, batch_id, context.model_name, context.warehouse, context.query_id
         )
-    if stream.format in LINE_FORMATS and "_text" in batch_df.columns:
+    if stream.format in LINE_FORMATS and file_source.LINE_COLUMN in batch_df.columns:
         return file_source.prepare_file_batch(
             stream,
             batch_df,
