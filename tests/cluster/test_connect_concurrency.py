@@ -87,7 +87,7 @@ def test_two_models_on_one_connect_server_keep_their_own_transactions(
                     str(event["amount"])
                 )
 
-    stream = StreamProcess(project, select="totals_a,totals_b")
+    stream = StreamProcess(project, select="totals_a totals_b")
     for model in models:
         last = re.compile(rf"{model} batch {FILES - 1}: ")
         assert stream.wait_for(last, 0, timeout=600) is not None, "\n".join(stream.lines)

@@ -156,7 +156,7 @@ def test_every_line_is_in_the_target_the_quarantine_or_rescued(
     land(root, CSV_LINES, "csv")
     land(root, LATIN1_LINES, "latin1")
 
-    result = cli("run", "--select", "json_orders,csv_orders,latin1_orders", "-p", root)
+    result = cli("run", "--select", "json_orders csv_orders latin1_orders", "-p", root)
 
     assert result.exit_code == 0, result.output + result.stderr
     for model, lines, folder in (
