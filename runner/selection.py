@@ -208,6 +208,20 @@ def topological_order(graph: dict[str, set[str]]) -> list[str]:
         raise ConfigError(f"models depend on each other in a cycle: {cycle}") from exc
 
 
+def union_of_terms(
+    terms: list[Term], universe: Iterable[str], pick: Callable[[SelectorPart, Term], set[str]]
+) -> set[str]:
+    """dbt's set operators over ``universe``: the parts of a term (joined by commas) intersect,
+    the terms (spaces, repeated options) unite. ``pick`` says what one part selects."""
+    chosen: set[str] = set()
+    for term in terms:
+        found = set(universe)
+        for part in term.parts:
+            found &= pick(part, term)
+        chosen |= found
+    return chosen
+
+
 class ModelSelector:
     """Resolves parsed terms (``parse_selectors``) to sets of model names; see
     ``select_models`` for the arguments."""
@@ -233,13 +247,7 @@ class ModelSelector:
 
     def union(self, terms: list[Term]) -> set[str]:
         """The models the terms select together (each term the intersection of its parts)."""
-        chosen: set[str] = set()
-        for term in terms:
-            found = set(self.project.models)
-            for part in term.parts:
-                found &= self.part(part, term)
-            chosen |= found
-        return chosen
+        return union_of_terms(terms, self.project.models, self.part)
 
     def part(self, part: SelectorPart, term: Term) -> set[str]:
         """The models one part selects, graph operators applied."""
@@ -375,13 +383,7 @@ def select_names(
     names = sorted(known)
 
     def union(terms: list[Term]) -> set[str]:
-        chosen: set[str] = set()
-        for term in terms:
-            found = set(names)
-            for part in term.parts:
-                found &= pick(part, term)
-            chosen |= found
-        return chosen
+        return union_of_terms(terms, names, pick)
 
     def pick(part: SelectorPart, term: Term) -> set[str]:
         if other is not None and other(part):

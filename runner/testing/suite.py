@@ -13,7 +13,7 @@ from pathlib import Path
 
 from runner.errors import ConfigError
 from runner.project import Project
-from runner.selection import ModelSelector, SelectorPart, Term, parse_selectors
+from runner.selection import ModelSelector, SelectorPart, Term, parse_selectors, union_of_terms
 from runner.testing.data_tests import DataTestSpec, load_data_tests
 from runner.testing.seeds import SeedSpec, load_seeds
 from runner.testing.unit_specs import UnitTestSpec, load_unit_tests
@@ -76,13 +76,7 @@ def select_tests(
         return {n for n, (_, model) in tests.items() if model in chosen}
 
     def union(terms: list[Term]) -> set[str]:
-        found: set[str] = set()
-        for term in terms:
-            these = set(tests)
-            for part in term.parts:
-                these &= pick(part, term)
-            found |= these
-        return found
+        return union_of_terms(terms, tests, pick)
 
     names = (project.models, tests)
     terms = parse_selectors(selectors, name_sets=names)

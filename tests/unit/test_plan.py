@@ -53,6 +53,19 @@ def plan(root: Path, *args: str) -> tuple[int, dict[str, Any]]:
     return result.exit_code, json.loads(result.stdout)
 
 
+def the_change(root: Path, *edit_args: str, model: str) -> dict[str, Any]:
+    """The one change `plan` reports for ``model`` after the last run and one edit
+    (``edit_args``: the file's path parts under ``root``, then the text and its replacement);
+    the model needs action (exit 1)."""
+    *parts, old, new = edit_args
+    record_runs(root)
+    edit(root.joinpath(*parts), old, new)
+    code, report = plan(root, "-s", model)
+    assert code == 1
+    (change,) = entry(report, model)["changes"]
+    return change
+
+
 def entry(report: dict[str, Any], model: str) -> dict[str, Any]:
     return next(m for m in report["models"] if m["model"] == model)
 
@@ -206,15 +219,14 @@ def test_expectations_are_a_logic_change(example_project: Path) -> None:
 
 
 def test_a_new_column_is_an_addition_the_next_start_does_not_apply(example_project: Path) -> None:
-    record_runs(example_project)
-    edit(
-        example_project / "models" / "orders_merge.sql",
+    change = the_change(
+        example_project,
+        "models",
+        "orders_merge.sql",
         "updated_at TIMESTAMP',",
         "updated_at TIMESTAMP, discount DECIMAL(10,2)',",
+        model="orders_merge",
     )
-    code, report = plan(example_project, "-s", "orders_merge")
-    assert code == 1
-    (change,) = entry(report, "orders_merge")["changes"]
     assert (change["kind"], change["subject"]) == (
         "target_addition",
         "column discount DECIMAL(10,2) added",
@@ -302,15 +314,14 @@ def test_changes_that_need_a_rewrite(
 
 
 def test_a_type_that_widens_is_an_addition_with_its_alter(example_project: Path) -> None:
-    record_runs(example_project)
-    edit(
-        example_project / "models" / "orders_merge.sql",
+    change = the_change(
+        example_project,
+        "models",
+        "orders_merge.sql",
         "amount DECIMAL(10,2), updated_at",
         "amount DECIMAL(12,2), updated_at",
+        model="orders_merge",
     )
-    code, report = plan(example_project, "-s", "orders_merge")
-    assert code == 1
-    (change,) = entry(report, "orders_merge")["changes"]
     assert change["subject"] == "column amount DECIMAL(10,2) -> DECIMAL(12,2) (widens)"
     assert change["kind"] == "target_addition"
     assert "'delta.enableTypeWidening' = 'true'" in change["todo"]
@@ -343,15 +354,14 @@ def test_type_widening_follows_deltas_rules(old: str, new: str, wider: bool) -> 
 
 
 def test_a_new_landing_path_offers_a_replay_to_a_guarded_model(example_project: Path) -> None:
-    record_runs(example_project)
-    edit(
-        example_project / "streams" / "orders.yml",
+    change = the_change(
+        example_project,
+        "streams",
+        "orders.yml",
         "path: target/landing/orders",
         "path: target/landing/orders_v2",
+        model="orders_merge",
     )
-    code, report = plan(example_project, "-s", "orders_merge")
-    assert code == 1
-    (change,) = entry(report, "orders_merge")["changes"]
     assert (change["kind"], change["subject"]) == (
         "source",
         "stream path target/landing/orders -> target/landing/orders_v2",
@@ -369,15 +379,14 @@ def test_a_new_landing_path_offers_a_replay_to_a_guarded_model(example_project: 
 def test_a_source_change_of_an_additive_model_does_not_offer_a_replay(
     example_project: Path,
 ) -> None:
-    record_runs(example_project)
-    edit(
-        example_project / "streams" / "order_changes.yml",
+    change = the_change(
+        example_project,
+        "streams",
+        "order_changes.yml",
         "ref: orders_merge",
         "ref: orders_kafka_merge",
+        model="customer_totals",
     )
-    code, report = plan(example_project, "-s", "customer_totals")
-    assert code == 1
-    (change,) = entry(report, "customer_totals")["changes"]
     assert change["subject"] == "stream upstream table silver.orders -> silver.orders_from_kafka"
     assert (
         "(b) no new checkpoint from the earliest data: a replay is not safe for this model "
