@@ -33,7 +33,7 @@ from pyspark.sql import SparkSession
 from runner import project as project_loader
 from runner.project import Project
 from tests.conftest import write_project
-from tests.spark.test_merge_properties import apply_batches
+from tests.spark.test_merge_properties import apply_batches, history_rows, track_v
 
 if TYPE_CHECKING:
     from typer.testing import Result
@@ -263,19 +263,8 @@ def oracle_history(case: Case, events: list[Event]) -> list[Row]:
                 versions.append([s1, v, w, s1, op == "D"])
                 versions.sort()
             continue
-        current = versions[-1] if versions else None
-        if current is not None and s1 <= current[0]:
-            continue
-        if current is None or op == "D" or current[4] or current[1] != v:
-            versions.append([s1, v, w, s1, op == "D"])
-        else:
-            current[0], current[2] = s1, w
-    rows = []
-    for key, versions in history.items():
-        for i, (s1, v, w, valid_from, deleted) in enumerate(versions):
-            valid_to = versions[i + 1][3] if i + 1 < len(versions) else None
-            rows.append((key, s1, v, w, valid_from, valid_to, valid_to is None, deleted))
-    return sorted(rows, key=lambda r: (r[0], r[4]))
+        track_v(versions, s1, v, w, op)
+    return history_rows(history)
 
 
 # -- the runner ------------------------------------------------------------------------------

@@ -277,15 +277,26 @@ def oracle_tracked(batches: list[list[Wide]]) -> list[tuple]:
     for batch in batches:
         for key in {e[0] for e in batch}:
             versions = history.setdefault(key, [])
-            events = sorted({(e[1], e[3], e[4], e[5]) for e in batch if e[0] == key})
-            for s1, v, w, op in events:
-                current = versions[-1] if versions else None
-                if current is not None and s1 <= current[0]:
-                    continue
-                if current is None or op == "D" or current[4] or current[1] != v:
-                    versions.append([s1, v, w, s1, op == "D"])
-                else:
-                    current[0], current[2] = s1, w
+            for s1, v, w, op in sorted({(e[1], e[3], e[4], e[5]) for e in batch if e[0] == key}):
+                track_v(versions, s1, v, w, op)
+    return history_rows(history)
+
+
+def track_v(versions: list[list], s1: int, v: str | None, w: str | None, op: str) -> None:
+    """One event applied to a key's versions ([s1, v, w, valid_from, deleted]) by scd2() with
+    track_history_on=['v']: ignored unless newer than the current version; a new version for a
+    delete, a revival, a new key or a change of v; else the current version updated in place."""
+    current = versions[-1] if versions else None
+    if current is not None and s1 <= current[0]:
+        return
+    if current is None or op == "D" or current[4] or current[1] != v:
+        versions.append([s1, v, w, s1, op == "D"])
+    else:
+        current[0], current[2] = s1, w
+
+
+def history_rows(history: dict[int, list[list]]) -> list[tuple]:
+    """The target rows of each key's versions, each valid until the next one starts."""
     rows = []
     for key, versions in history.items():
         for i, (s1, v, w, valid_from, deleted) in enumerate(versions):
