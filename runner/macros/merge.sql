@@ -100,19 +100,17 @@ MERGE {{ 'WITH SCHEMA EVOLUTION ' if m.evolve }}INTO {{ m.target }} AS t
 {%- if m.delete_column and m.evolve -%}
 {%- set m.is_delete = 's.' ~ m.tombstone_column -%}
 {%- elif m.delete_column -%}
-{%- set m.is_delete = "coalesce(s." ~ m.delete_column ~ " IN ('" ~ m.delete_values | join("', '") ~ "'), false)" -%}
+{%- set m.is_delete = merge_delete_test(m, 's.') -%}
 {%- else -%}
 {%- set m.is_delete = none -%}
 {%- endif -%}
-{%- if m.seqs | length > 1 -%}
-{%- set seq_of = namespace(s='struct(s.' ~ m.seqs | join(', s.') ~ ')', t='struct(t.' ~ m.seqs | join(', t.') ~ ')', plain='struct(' ~ m.seqs | join(', ') ~ ')') -%}
-{%- elif m.seqs -%}
-{%- set seq_of = namespace(s='s.' ~ m.seqs[0], t='t.' ~ m.seqs[0], plain=m.seqs[0]) -%}
+{%- if m.seqs -%}
+{%- set seq_of = namespace(s=merge_sequence(m, 's.'), t=merge_sequence(m, 't.'), plain=merge_sequence(m, '')) -%}
 {%- endif -%}
 {#- without a sequence seq_of stays undefined, and a use of it fails naming it -#}
 {%- set m.seq_of = seq_of -%}
 {%- set m.newer = (seq_of.s ~ ' > ' ~ seq_of.t) if m.seqs else none -%}
-{%- set m.plain_delete = ("coalesce(" ~ m.delete_column ~ " IN ('" ~ m.delete_values | join("', '") ~ "'), false)") if m.delete_column else none -%}
+{%- set m.plain_delete = merge_delete_test(m, '') if m.delete_column else none -%}
 {#- the source columns the MERGE reads -#}
 {%- if m.evolve -%}
 {%- set projection = namespace(columns=[]) -%}
@@ -120,13 +118,30 @@ MERGE {{ 'WITH SCHEMA EVOLUTION ' if m.evolve }}INTO {{ m.target }} AS t
 {%- set projection.columns = projection.columns + [column] -%}
 {%- endfor -%}
 {%- if m.tombstones -%}
-{%- set projection.columns = projection.columns + ["coalesce(" ~ m.delete_column ~ " IN ('" ~ m.delete_values | join("', '") ~ "'), false) AS " ~ m.tombstone_column] -%}
+{%- set projection.columns = projection.columns + [merge_delete_test(m, '') ~ " AS " ~ m.tombstone_column] -%}
 {%- endif -%}
 {%- set m.projected = projection.columns -%}
 {%- else -%}
 {%- set m.projected = m.source_columns -%}
 {%- endif -%}
 {%- set m.ties = m.tie_break if m.tie_break is not none else (m.source_columns | reject('in', m.keys + m.seqs) | list) -%}
+{%- endmacro %}
+
+
+{#- The sequence of a row of `prefix` ('s.', 't.', '' ...): its column, or a struct of its
+    columns, which compares the first, then the next for ties. -#}
+{%- macro merge_sequence(m, prefix) -%}
+{%- if m.seqs | length > 1 -%}
+struct({{ prefix }}{{ m.seqs | join(', ' ~ prefix) }})
+{%- else -%}
+{{ prefix }}{{ m.seqs[0] }}
+{%- endif -%}
+{%- endmacro %}
+
+
+{#- Whether a row of `prefix` is a delete: its delete_column holds one of delete_values. -#}
+{%- macro merge_delete_test(m, prefix) -%}
+coalesce({{ prefix }}{{ m.delete_column }} IN ('{{ m.delete_values | join("', '") }}'), false)
 {%- endmacro %}
 
 
@@ -164,14 +179,9 @@ WHEN MATCHED THEN DELETE
 {%- set keys_of.b = keys_of.b + ['b.' ~ key] -%}
 {%- set keys_of.target = keys_of.target + ['b.' ~ key ~ (' <=> ' if m.null_safe else ' = ') ~ '__target.' ~ key] -%}
 {%- endfor -%}
-{%- if m.seqs | length > 1 -%}
-{%- set newer = 'struct(b.' ~ m.seqs | join(', b.') ~ ') > struct(__target.' ~ m.seqs | join(', __target.') ~ ')' -%}
-{%- set b_seq = 'struct(b.' ~ m.seqs | join(', b.') ~ ')' -%}
-{%- else -%}
-{%- set newer = 'b.' ~ m.seqs[0] ~ ' > __target.' ~ m.seqs[0] -%}
-{%- set b_seq = 'b.' ~ m.seqs[0] -%}
-{%- endif -%}
-{%- set b_delete = ("coalesce(b." ~ m.delete_column ~ " IN ('" ~ m.delete_values | join("', '") ~ "'), false)") if m.delete_column else 'false' -%}
+{%- set b_seq = merge_sequence(m, 'b.') -%}
+{%- set newer = b_seq ~ ' > ' ~ merge_sequence(m, '__target.') -%}
+{%- set b_delete = merge_delete_test(m, 'b.') if m.delete_column else 'false' -%}
 {%- set carried = m.updated | reject('in', m.seqs) | list -%}
 {%- set read = namespace(columns=m.keys + m.seqs) -%}
 {%- for column in carried if column | lower not in m.key_lower -%}
