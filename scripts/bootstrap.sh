@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Install what the runner needs, idempotently: a virtualenv in .venv with the package and its
-# test tools, and the Delta Lake jars from Maven Central (cached under .cache/jars).
+# Install what the runner needs, idempotently: a virtualenv in .venv with the package, its
+# test tools and the docs site's builder (MkDocs), and the Delta Lake jars from Maven Central (cached under .cache/jars).
 # A second run only checks: it reinstalls when pyproject.toml changed and makes no network call.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -32,7 +32,7 @@ stamp=.venv/.installed-$(sha256sum pyproject.toml | cut -c1-16)
 if [ ! -f "$stamp" ]; then
   echo "==> installing the runner and its dependencies into .venv (first time: a few minutes)"
   .venv/bin/python -m pip install --quiet --upgrade pip
-  .venv/bin/python -m pip install --quiet -e ".[test]"
+  .venv/bin/python -m pip install --quiet -e ".[test,docs]"
   rm -f .venv/.installed-*
   touch "$stamp"
 fi
