@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Run the example project end to end on a target (default local: local[*]; `cluster` or
-# `connect` after `.venv/bin/runner cluster start`, see the README's "On a cluster"): install, land the sample order events,
-# stream them through models/orders_merge.sql into a Delta table, keep per-customer totals from
-# its Change Data Feed (models/customer_totals.sql), and print both tables.
+# `connect` after `.venv/bin/runner cluster start`, see docs/deploy.md): install, land the sample
+# order events, stream them through models/orders_merge.sql into a Delta table, keep
+# per-customer totals from its Change Data Feed (models/customer_totals.sql), and print both
+# tables.
 # Every run starts from a clean example target (target/<target>, target/landing).
 set -euo pipefail
 cd "$(dirname "$0")/.."
