@@ -436,35 +436,22 @@ quarantine`, or `3 passed`); a real run is below. The batch's `quarantined` and
 row failing two `quarantine` expectations is one row quarantined, and a row failing a `drop`
 and a `quarantine` expectation is quarantined, not dropped.
 
-A real run: the example, with two bad events added to its last file, and the expectations
-above:
-
-```
-$ runner run --model orders_merge      # the example, two bad events added to its last file
-...
-orders_merge batch 3: 6 rows in, 2 quarantined (expectations failed: has_customer 1 warn, amount_positive 2 quarantine); inserted 0, updated 1, deleted 1, OPTIMIZE in 31.11s
-$ runner history --model orders_merge
-orders_merge: last 4 batches (from 2026-11-22, UTC)
-┏━━━━━━━┳━━━━━━━━━━┳━━━━━━━━━┳━━━━━┳━━━━━┳━━━━━┳━━━━━━┳━━━━━━━┳━━━━━━━━━━━━━━━━━━━━━━━┳━━━━━━━━━━━━━━━━━━━━━━┓
-┃ batch ┃  started ┃ rows in ┃ ins ┃ upd ┃ del ┃ quar ┃  secs ┃ statements (seconds)  ┃ expectations         ┃
-┡━━━━━━━╇━━━━━━━━━━╇━━━━━━━━━╇━━━━━╇━━━━━╇━━━━━╇━━━━━━╇━━━━━━━╇━━━━━━━━━━━━━━━━━━━━━━━╇━━━━━━━━━━━━━━━━━━━━━━┩
-│     0 │ 14:11:41 │       5 │   3 │   0 │   0 │    0 │ 106.5 │ CREATE 1.0 MERGE 63.0 │ 2 passed             │
-│     1 │ 14:13:54 │       3 │   1 │   1 │   1 │    0 │  52.6 │ CREATE 0.4 MERGE 23.7 │ 2 passed             │
-│       │          │         │     │     │     │      │       │ OPTIMIZE 18.7         │                      │
-│     2 │ 14:15:05 │       3 │   1 │   1 │   0 │    0 │  30.4 │ CREATE 0.1 MERGE 18.7 │ 2 passed             │
-│     3 │ 14:15:46 │       6 │   0 │   1 │   1 │    2 │  31.1 │ CREATE 0.1 MERGE 11.6 │ has_customer 1/6     │
-│       │          │         │     │     │     │      │       │ OPTIMIZE 8.0          │ warn amount_positive │
-│       │          │         │     │     │     │      │       │                       │ 2/6 quarantine       │
-└───────┴──────────┴─────────┴─────┴─────┴─────┴──────┴───────┴───────────────────────┴──────────────────────┘
-```
-
-(Seconds are from a machine busy with other work.) `SELECT * FROM quarantine.orders_merge WHERE source = 'expectation'` shows the two rows, each with `reason` `failed expectation(s): has_customer, amount_positive` or `failed expectation(s): amount_positive` and the row as JSON.
+{real_run}
 
 `tests/spark/test_expectations.py` checks `warn`, `drop` and `quarantine` against a Python
 oracle on real Delta (and a replayed batch), `fail` stopping before any write, and `runner
 history`'s counts; `tests/spark/test_crash_recovery.py` SIGKILLs a stream whose model
 quarantines rows and checks the quarantine and the target are exact afterwards.
 """
+# A real run of the example with two bad events added, captured from the terminal
+REAL_RUN = (
+    "A real run: the example, with two bad events added to its last file, and the expectations\n"
+    "above (seconds from a machine busy with other work):\n\n"
+    "```\n" + (Path(__file__).parent / "expectations_run.txt").read_text() + "```\n\n"
+    "`SELECT * FROM quarantine.orders_merge WHERE source = 'expectation'` shows the two rows,\n"
+    "each with `reason` `failed expectation(s): has_customer, amount_positive` or\n"
+    "`failed expectation(s): amount_positive` and the row as JSON."
+)
 EXPECTATIONS_MODEL = (
     "{{ config(stream='orders', target='silver.orders', unique_key='order_id',\n"
     "          sequence_by='updated_at',\n"
@@ -528,7 +515,7 @@ EXPECTATION_ACTIONS = [
 
 def render_expectations_page() -> str:
     """docs/expectations.md: the actions, each with a model and its compiled EXPECTATIONS."""
-    parts = ["# Expectations\n", EXPECTATIONS_INTRO]
+    parts = ["# Expectations\n", EXPECTATIONS_INTRO.replace("{real_run}", REAL_RUN)]
     for title, prose, declared in EXPECTATION_ACTIONS:
         model_text = EXPECTATIONS_MODEL % declared
         with tempfile.TemporaryDirectory() as tmp:
