@@ -2,7 +2,7 @@
 that `runner COMMAND --help` prints, so the reference cannot say what `--help` does not.
 
     .venv/bin/python scripts/cli_docs.py            # rewrite the page
-    tests/unit/test_docs_site.py                    # fails when the page is stale
+    tests/unit/test_docs_reference.py               # fails when the page is stale
 """
 
 from __future__ import annotations
