@@ -112,7 +112,8 @@ LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 def connect_session(target: TargetSpec) -> SparkSession:
     """A new Spark Connect session on ``target.remote``. The server holds Delta's extension
-    and jars (``runner cluster start --connect``); the client sets only session settings.
+    and jars (``python -m runner_devtools.cluster start --connect``); the client sets only
+    session settings.
 
     The Connect client retries an unanswered call for minutes; the first one runs here under
     a deadline so that a port that is open but no Connect server fails in seconds."""
