@@ -10,12 +10,13 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from runner.config import ModelSpec, split_table_name
 from runner.ddl import column_names, split_columns
 from runner.errors import ConfigError
 from runner.expectations import ExpectationChecks, expectation_checks
 from runner.project import Project
 from runner.secrets import reveal
+from runner.specs.model import ModelSpec
+from runner.specs.target import split_table_name
 from runner.templating.batch_facts import BatchFacts, BatchStats
 from runner.templating.context import batch_mode_context
 from runner.templating.splitter import SqlStatement, split_statements

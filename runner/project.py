@@ -15,34 +15,28 @@ from typing import Any
 import yaml
 
 from runner.choices import is_one_of
-from runner.config import (
+from runner.ddl import column_names
+from runner.errors import ConfigError, RunnerError, TemplateError
+from runner.secrets import render_env_vars
+from runner.specs.kafka import KAFKA_COLUMNS_DDL
+from runner.specs.layout import DEFAULT_PATHS, PROJECT_FILE
+from runner.specs.lint import LINT_SEVERITIES, LintSettings, LintSeverity
+from runner.specs.model import ModelConfig, ModelSpec, build_model_config, config_argument_lines
+from runner.specs.stream import (
     CDF_COLUMNS,
     KAFKA_FORMAT,
     LINE_FORMATS,
-    LINT_SEVERITIES,
     RESCUED_COLUMN_DDL,
-    LintSettings,
-    LintSeverity,
-    ModelConfig,
-    ModelSpec,
     StreamSpec,
-    TargetSpec,
-    build_model_config,
-    config_argument_lines,
 )
-from runner.ddl import column_names
-from runner.errors import ConfigError, RunnerError, TemplateError
-from runner.kafka_spec import KAFKA_COLUMNS_DDL
-from runner.secrets import render_env_vars
+from runner.specs.target import TargetSpec
 from runner.streams import conf_value, load_streams
 from runner.target_address import parse_master, parse_remote
 from runner.templating.context import ParseRecord, Relation, parse_mode_context
 from runner.templating.environment import TemplateEnvironment
 from runner.yaml_loader import YamlMap, check_keys, load_yaml, untemplated
 
-PROJECT_FILE = "project.yml"
 DEFAULT_TARGET = "local"  # the target of a project.yml with no targets: (local[*], target/local)
-DEFAULT_PATHS = {"models": "models", "macros": "macros", "streams": "streams", "seeds": "seeds"}
 # The keys project.yml and each of its targets may set (runner/yaml_loader.py checks them).
 PROJECT_KEYS = ("name", "paths", "vars", "default_target", "targets", "lint", "clean-targets")
 TARGET_KEYS = ("master", "remote", "warehouse", "checkpoints", "spark_conf")

@@ -15,11 +15,11 @@ from pathlib import Path
 from pyspark.errors import PySparkRuntimeError
 from pyspark.sql import SparkSession
 
-from runner.config import TargetSpec
 from runner.error_text import first_line
 from runner.errors import ConfigError, SetupError
 from runner.processes import with_extra_jvm_options
 from runner.spark.jars import delta_coordinates, resolve_jars
+from runner.specs.target import TargetSpec
 from runner.target_address import TargetUnreachable, check_reachable, unreachable_message
 
 LOG_CONFIG = Path(__file__).resolve().parent / "log4j2.properties"

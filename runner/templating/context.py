@@ -22,10 +22,10 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, overload
 
-from runner.config import ModelConfig
 from runner.ddl import column_names
 from runner.errors import TemplateRaise
 from runner.secrets import Secret, env_secret
+from runner.specs.model import ModelConfig
 from runner.templating.batch_facts import BatchStats
 
 

@@ -5,10 +5,10 @@ from pathlib import Path
 import pytest
 
 from runner import project as project_loader
-from runner.config import ModelConfig
 from runner.errors import ConfigError, TemplateError
 from runner.model_sql import compile_batch, compile_setup, maintenance_due
 from runner.secrets import redact
+from runner.specs.model import ModelConfig
 from runner.templating.batch_facts import BatchFacts, BatchStats
 from runner.templating.context import (
     ColumnList,
