@@ -1,7 +1,7 @@
 """The target a project runs on (project.yml's ``targets:``): Spark master or Spark Connect
 ``remote``, storage roots, Spark conf; and how a table name maps to its storage path.
 
-Loaded by ``runner.targets``; every validation error names the file and line it comes from.
+Loaded by ``runner.project_settings``; every validation error names the file and line it comes from.
 """
 
 from __future__ import annotations
