@@ -9,7 +9,7 @@ from runner.specs.model import ModelConfig
 from runner.specs.seeds import SeedSpec
 from runner.specs.target import split_table_name
 from runner.templating.batch_facts import BatchStats
-from runner.templating.context import batch_mode_context
+from runner.templating.context import TemplateInputs, template_context
 
 
 def seed_statements(project: Project, seed: SeedSpec) -> tuple[CompiledStatement, ...]:
@@ -18,7 +18,7 @@ def seed_statements(project: Project, seed: SeedSpec) -> tuple[CompiledStatement
     schema, _ = split_table_name(seed.table)
     location = project.target.table_location(seed.table)
     names = [c.name for c in seed.columns]
-    context = batch_mode_context(
+    inputs = TemplateInputs(
         model_name=seed.name,
         config=ModelConfig(target=seed.table),
         this=seed.table,
@@ -31,6 +31,7 @@ def seed_statements(project: Project, seed: SeedSpec) -> tuple[CompiledStatement
         target_name=project.target.name,
         ref=project.ref,
     )
+    context = template_context(inputs)
     render = project.templates.render_macro
     return (
         CompiledStatement(
