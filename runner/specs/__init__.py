@@ -7,9 +7,10 @@ file and line of each error.
   and ``models/*.yml`` declare; ``values``: the checks of their values against declared types;
 - ``layout``: where a project keeps its files.
 
-A specs module imports only other specs modules, the errors, YAML loading and the pure value
+A specs module imports only other specs modules, the errors, YAML loading, the pure value
 parsers they use (``runner.choices``, ``ddl``, ``secrets``, ``target_address``, ``expectations``,
-``error_text``), and the standard library: a spec is read and checked, never run or rendered
-(tests/unit/test_import_graph.py holds this). What turns a spec into SQL or runs it lives
+``error_text``), the SQL grammar (``runner.sql``: expectations parse their conditions) and the
+standard library: a spec is read and checked, never run or rendered (the import-graph test,
+tests/unit/test_import_graph.py, holds this). What turns a spec into SQL or runs it lives
 elsewhere: ``runner.model_sql``, ``runner.seed_sql``, ``runner.model_tests``, ``runner.spark``.
 """
