@@ -20,7 +20,8 @@ from runner_devtools.local_cluster import LocalCluster
 from tests.conftest import write_project
 
 RUNNER = str(Path(sys.executable).parent / "runner")
-CLUSTER = [sys.executable, "-m", "runner_devtools.cluster"]
+CLUSTER = [sys.executable, "-m", "runner_devtools.cluster"]  # run from REPO: a dev package
+REPO = Path(__file__).resolve().parents[2]
 MODEL = "{{ config(stream='orders', target='silver.orders', unique_key='order_id') }}\n" + (
     "SELECT * FROM {{ batch }}\n"
 )
@@ -163,6 +164,7 @@ def test_spark_conf_reads_secrets_from_the_environment_and_never_shows_them(
 def test_cluster_status_and_stop_without_a_cluster(tmp_path: Path) -> None:
     status = subprocess.run(
         [*CLUSTER, "status", "--dir", str(tmp_path / "none")],
+        cwd=REPO,
         capture_output=True,
         text=True,
         timeout=60,
@@ -171,6 +173,7 @@ def test_cluster_status_and_stop_without_a_cluster(tmp_path: Path) -> None:
     assert f"no cluster in {tmp_path / 'none'}" in status.stdout
     stop = subprocess.run(
         [*CLUSTER, "stop", "--dir", str(tmp_path / "none")],
+        cwd=REPO,
         capture_output=True,
         text=True,
         timeout=60,
