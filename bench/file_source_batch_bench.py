@@ -33,10 +33,10 @@ from pyspark.sql import DataFrame, SparkSession  # noqa: E402
 from pyspark.sql import functions as F  # noqa: E402
 
 from bench.upsert.processes import load_average  # noqa: E402
-from runner.config import StreamSpec, TriggerSpec  # noqa: E402
 from runner.project import load  # noqa: E402
 from runner.spark import file_source  # noqa: E402
 from runner.spark.session import build_session  # noqa: E402
+from runner.specs.stream import StreamSpec, TriggerSpec  # noqa: E402
 
 RESULTS = REPO / "bench" / "results" / "file_source_batch.md"
 WARM_UP = 3

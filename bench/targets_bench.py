@@ -3,10 +3,11 @@ cluster using 1 and then 2 workers, and Spark Connect.
 
     .venv/bin/python bench/targets_bench.py
 
-Starts one local cluster (`runner cluster` code: a master, two 1-core workers, a Connect server,
-on free loopback ports), then for each target runs `runner run --select orders_merge+` on a fresh
-copy of the example with its four sample files, and reads the per-batch seconds from the event
-log (`runner history --format json`). Writes bench/results/targets.md, then stops the cluster.
+Starts one local cluster (`runner_devtools.local_cluster`: a master, two 1-core workers, a
+Connect server, on free loopback ports), then for each target runs
+`runner run --select orders_merge+` on a fresh copy of the example with its four sample files,
+and reads the per-batch seconds from the event log (`runner history --format json`). Writes
+bench/results/targets.md, then stops the cluster.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from runner.local_cluster import LocalCluster  # noqa: E402
+from runner_devtools.local_cluster import LocalCluster  # noqa: E402
 
 RESULTS = REPO / "bench" / "results" / "targets.md"
 RUNNER = Path(sys.executable).with_name("runner")

@@ -22,7 +22,6 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from runner.config import ModelSpec
 from runner.errors import RunnerError
 from runner.lineage import Lineage, build_lineage, quarantine_table
 from runner.model_sql import (
@@ -37,9 +36,10 @@ from runner.model_sql import (
 )
 from runner.project import Project
 from runner.secrets import redact, redact_data
-from runner.testing.data_tests import load_data_tests
-from runner.testing.models_yaml import ModelDocs, model_descriptions
-from runner.testing.seeds import load_seeds
+from runner.specs.data_tests import load_data_tests
+from runner.specs.model import ModelSpec
+from runner.specs.models_yaml import ModelDocs, model_descriptions
+from runner.specs.seeds import load_seeds
 
 COMPILED_DIR = Path("target") / "compiled"
 MANIFEST_NAME = "manifest.json"

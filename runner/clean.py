@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from runner.errors import ConfigError
-from runner.project import PROJECT_FILE
+from runner.specs.layout import PROJECT_FILE
 from runner.yaml_loader import YamlMap, load_yaml, untemplated
 
 CLEAN_TARGETS_KEY = "clean-targets"

@@ -32,7 +32,6 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from runner.artifacts import render_expectations
-from runner.config import ModelSpec, StreamSpec
 from runner.ddl import column_names, split_columns
 from runner.errors import RunnerError
 from runner.model_sql import (
@@ -43,6 +42,8 @@ from runner.model_sql import (
 )
 from runner.project import Project
 from runner.secrets import redact_data
+from runner.specs.model import ModelSpec
+from runner.specs.stream import StreamSpec
 
 LAST_RUN_FILE = "runner_last_run.json"
 RECORD_VERSION = 1

@@ -22,13 +22,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
-from runner.config import KAFKA_FORMAT, LINE_FORMATS, ModelSpec, StreamSpec
 from runner.model_sql import relative_location
+from runner.specs.model import ModelSpec
+from runner.specs.stream import KAFKA_FORMAT, LINE_FORMATS, StreamSpec
 
 if TYPE_CHECKING:
     from runner.project import Project
-    from runner.testing.data_tests import DataTestSpec
-    from runner.testing.seeds import SeedSpec
+    from runner.specs.data_tests import DataTestSpec
+    from runner.specs.seeds import SeedSpec
 
 NodeKind = Literal["source", "stream", "model", "table", "quarantine", "seed"]
 EdgeKind = Literal[
@@ -126,7 +127,7 @@ def build_lineage(
     seeds: dict[str, SeedSpec] | None = None,
     data_tests: Iterable[DataTestSpec] = (),
 ) -> Lineage:
-    """The lineage of ``project``; ``seeds`` and ``data_tests`` (runner.testing) add their
+    """The lineage of ``project``; ``seeds`` and ``data_tests`` (runner.specs) add their
     tables and reads when given."""
     lineage = Lineage()
     targets = {m.target_table: name for name, m in project.models.items()}

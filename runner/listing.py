@@ -14,9 +14,10 @@ from typing import Any, Literal
 from runner.artifacts import project_path
 from runner.project import Project
 from runner.selection import SelectorPart, dependency_graph, select_models, select_names
-from runner.testing.data_tests import DataTestSpec
-from runner.testing.suite import load_suite, select_tests
-from runner.testing.unit_specs import UnitTestSpec
+from runner.specs.data_tests import DataTestSpec
+from runner.specs.suite import load_suite
+from runner.specs.unit_tests import UnitTestSpec
+from runner.suite_selection import select_tests
 
 ResourceType = Literal["model", "seed", "test"]
 RESOURCE_TYPES: tuple[ResourceType, ...] = ("model", "seed", "test")

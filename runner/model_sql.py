@@ -10,14 +10,15 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from runner.config import ModelSpec, split_table_name
 from runner.ddl import column_names, split_columns
 from runner.errors import ConfigError
 from runner.expectations import ExpectationChecks, expectation_checks
 from runner.project import Project
 from runner.secrets import reveal
+from runner.specs.model import ModelSpec
+from runner.specs.target import split_table_name
 from runner.templating.batch_facts import BatchFacts, BatchStats
-from runner.templating.context import batch_mode_context
+from runner.templating.context import TemplateInputs, template_context
 from runner.templating.splitter import SqlStatement, split_statements
 
 DML_KEYWORDS = frozenset({"MERGE", "INSERT", "UPDATE", "DELETE"})
@@ -161,7 +162,7 @@ def batch_context(
     facts = facts or BatchFacts()
     columns = column_names(stream_ddl) if stream_ddl else []
     declared_target = project.target_column_names(model)
-    return batch_mode_context(
+    inputs = TemplateInputs(
         model_name=model.name,
         config=model.config,
         this=model.target_table,
@@ -180,6 +181,7 @@ def batch_context(
         target_name=project.target.name,
         ref=project.ref,
     )
+    return template_context(inputs)
 
 
 def compile_expectations(

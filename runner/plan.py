@@ -26,11 +26,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from runner.config import ModelSpec
 from runner.last_run import model_record, read_last_run
 from runner.model_sql import relative_location
 from runner.project import Project
 from runner.replay_safety import ReplaySafety, replay_safety
+from runner.specs.model import ModelSpec
 from runner.type_widening import widens
 
 ChangeKind = Literal["logic", "target_addition", "target_rewrite", "source", "note"]

@@ -14,40 +14,29 @@ from typing import Any
 
 import yaml
 
-from runner.choices import is_one_of
-from runner.config import (
+from runner.ddl import column_names
+from runner.errors import ConfigError, RunnerError, TemplateError
+from runner.project_settings import load_lint_settings, load_target
+from runner.specs.kafka import KAFKA_COLUMNS_DDL
+from runner.specs.layout import DEFAULT_PATHS, PROJECT_FILE
+from runner.specs.lint import LintSettings
+from runner.specs.model import ModelConfig, ModelSpec, build_model_config, config_argument_lines
+from runner.specs.stream import (
     CDF_COLUMNS,
     KAFKA_FORMAT,
     LINE_FORMATS,
-    LINT_SEVERITIES,
     RESCUED_COLUMN_DDL,
-    LintSettings,
-    LintSeverity,
-    ModelConfig,
-    ModelSpec,
     StreamSpec,
-    TargetSpec,
-    build_model_config,
-    config_argument_lines,
 )
-from runner.ddl import column_names
-from runner.errors import ConfigError, RunnerError, TemplateError
-from runner.kafka_spec import KAFKA_COLUMNS_DDL
-from runner.secrets import render_env_vars
-from runner.streams import conf_value, load_streams
-from runner.target_address import parse_master, parse_remote
+from runner.specs.target import TargetSpec
+from runner.streams import load_streams
 from runner.templating.context import ParseRecord, Relation, parse_mode_context
 from runner.templating.environment import TemplateEnvironment
-from runner.yaml_loader import YamlMap, check_keys, load_yaml, untemplated
+from runner.yaml_loader import check_keys, load_yaml
 
-PROJECT_FILE = "project.yml"
-DEFAULT_TARGET = "local"  # the target of a project.yml with no targets: (local[*], target/local)
-DEFAULT_PATHS = {"models": "models", "macros": "macros", "streams": "streams", "seeds": "seeds"}
-# The keys project.yml and each of its targets may set (runner/yaml_loader.py checks them).
+# The keys project.yml may set (runner/yaml_loader.py checks them).
 PROJECT_KEYS = ("name", "paths", "vars", "default_target", "targets", "lint", "clean-targets")
-TARGET_KEYS = ("master", "remote", "warehouse", "checkpoints", "spark_conf")
 _CONFIG_CALL = re.compile(r"\{\{-?\s*config\s*\(")
-_RULE_CODE = re.compile(r"[A-Z]+[0-9]+")
 
 
 @dataclass
@@ -159,7 +148,7 @@ def load(
     if not isinstance(name, str) or not name:
         raise ConfigError("project.yml must set 'name'", file=project_file, line=doc.line)
     paths = {**DEFAULT_PATHS, **{k: str(v) for k, v in doc.child("paths").items()}}
-    target_spec = _load_target(doc, root, target)
+    target_spec = load_target(doc, root, target)
     project_vars = {**doc.child("vars"), **(cli_vars or {})}
 
     streams, warnings = load_streams(root / paths["streams"], root)
@@ -174,7 +163,7 @@ def load(
         streams=streams,
         models={},
         templates=templates,
-        lint=_load_lint_settings(doc),
+        lint=load_lint_settings(doc),
         warnings=warnings,
     )
     model_dir = root / paths["models"]
@@ -205,149 +194,6 @@ def parse_vars(text: str | None) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise ConfigError("--vars must be a mapping, for example --vars '{day: 2024-01-01}'")
     return value
-
-
-# -- targets -------------------------------------------------------------------------------
-
-
-def _load_target(doc: YamlMap, root: Path, requested: str | None) -> TargetSpec:
-    targets = doc.child("targets")
-    name = requested or doc.get("default_target") or _implicit_target(doc, targets)
-    if name == DEFAULT_TARGET and not targets:
-        targets = _default_targets(doc)  # no targets: a local one with the default paths
-    if name not in targets:
-        raise ConfigError(
-            f"no target named '{name}' in project.yml",
-            file=doc.file,
-            line=targets.line if requested else doc.line_of("default_target"),
-            hint=f"targets defined: {', '.join(targets) or '(none)'}",
-        )
-    for each in targets:
-        check_keys(targets.child(each), TARGET_KEYS, f"target '{each}'")
-    spec = targets.child(name)
-    spark_conf = spec.child("spark_conf")
-    conf = {
-        str(k): render_env_vars(
-            conf_value(v),
-            what=f"spark_conf {k}",
-            file=spark_conf.file,
-            line=spark_conf.line_of(k),
-        )
-        for k, v in spark_conf.items()
-    }
-    master, remote = _target_endpoint(spec, name)
-    return TargetSpec(
-        name=name,
-        master=master,
-        remote=remote,
-        warehouse=_target_path(spec, "warehouse", f"target/{name}/warehouse", root),
-        checkpoint_root=_target_path(spec, "checkpoints", f"target/{name}/checkpoints", root),
-        spark_conf=conf,
-        conf_file=spark_conf.file,
-        conf_lines={str(k): spark_conf.line_of(k) for k in spark_conf},
-    )
-
-
-def _implicit_target(doc: YamlMap, targets: YamlMap) -> str:
-    """The target when neither --target nor default_target names one: ``local`` (also when no
-    target is declared), or the only one declared."""
-    if not targets or DEFAULT_TARGET in targets:
-        return DEFAULT_TARGET
-    if len(targets) == 1:
-        return str(next(iter(targets)))
-    raise ConfigError(
-        f"project.yml declares targets {', '.join(map(str, targets))} and no default_target",
-        file=doc.file,
-        line=targets.line,
-        hint="set default_target: NAME in project.yml, or pass --target NAME",
-    )
-
-
-def _default_targets(doc: YamlMap) -> YamlMap:
-    """``targets: {local: {}}``: master local[*], warehouse and checkpoints under target/local."""
-    targets = doc.child("targets")  # empty, located at project.yml
-    targets[DEFAULT_TARGET] = targets.child(DEFAULT_TARGET)
-    return targets
-
-
-def _target_path(spec: YamlMap, key: str, default: str, root: Path) -> Path:
-    """``warehouse`` / ``checkpoints``: a path, relative to the project, not templated."""
-    hint = (
-        "declare one target per environment (targets: {dev: ..., prod: ...}) and choose it "
-        "with --target"
-    )
-    return (root / untemplated(spec, key, default, hint)).resolve()
-
-
-def _target_endpoint(spec: YamlMap, name: str) -> tuple[str, str | None]:
-    """Validated ``master`` (local[*] or spark://HOST:PORT) or ``remote`` (sc://HOST:PORT)."""
-    if "master" in spec and "remote" in spec:
-        raise ConfigError(
-            f"target '{name}' sets both master and remote: a target runs Spark either through a "
-            "master (local[*], spark://HOST:PORT) or on a Spark Connect server (sc://HOST:PORT)",
-            file=spec.file,
-            line=spec.line_of("remote"),
-        )
-    key = "remote" if "remote" in spec else "master"
-    value = str(spec.get(key, "local[*]"))
-    try:
-        if key == "remote":
-            parse_remote(value)
-            return "", value
-        parse_master(value)
-    except ValueError as exc:
-        raise ConfigError(
-            f"target '{name}': {exc}", file=spec.file, line=spec.line_of(key)
-        ) from None
-    return value, None
-
-
-# -- lint settings -------------------------------------------------------------------------
-
-
-def _load_lint_settings(doc: YamlMap) -> LintSettings:
-    """``lint: {severity: {DL008: error}, disable: [DL009]}``; rule codes are checked against
-    the rules by the linter, which knows them."""
-    lint = doc.child("lint")
-    check_keys(lint, ("severity", "disable"), "lint")
-    severity = lint.child("severity")
-    levels: dict[str, LintSeverity] = {}
-    lines: dict[str, int] = {}
-    for code, level in severity.items():
-        line = severity.line_of(code)
-        if not isinstance(code, str) or not _RULE_CODE.fullmatch(code):
-            raise ConfigError(
-                f"lint.severity: {code!r} is not a rule code like DL008", file=lint.file, line=line
-            )
-        if not is_one_of(level, LINT_SEVERITIES):
-            raise ConfigError(
-                f"lint.severity.{code} must be one of {', '.join(LINT_SEVERITIES)}, got {level!r}",
-                file=lint.file,
-                line=line,
-            )
-        levels[code] = level
-        lines[code] = line
-    disable = lint.get("disable") or []
-    if isinstance(disable, str):
-        disable = [disable]
-    line = lint.line_of("disable")
-    if not isinstance(disable, list):
-        raise ConfigError("lint.disable must be a list of rule codes", file=lint.file, line=line)
-    for code in disable:
-        if not isinstance(code, str) or not _RULE_CODE.fullmatch(code):
-            raise ConfigError(
-                f"lint.disable: {code!r} is not a rule code like DL009", file=lint.file, line=line
-            )
-        lines.setdefault(code, line)
-    return LintSettings(
-        severity=levels,
-        disable=tuple(disable),
-        file=lint.file,
-        lines=lines,
-    )
-
-
-# -- streams -------------------------------------------------------------------------------
 
 
 # -- models --------------------------------------------------------------------------------

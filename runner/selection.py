@@ -21,10 +21,10 @@ from graphlib import CycleError, TopologicalSorter
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from runner.config import ModelConfig
 from runner.errors import ConfigError
 from runner.lineage import build_lineage
 from runner.project import Project
+from runner.specs.model import ModelConfig
 
 # @ and n+ in front, an optional method, the value, +n behind (dbt's own spelling).
 _PART = re.compile(

@@ -9,9 +9,10 @@ has nothing to read, `stream` waits for files there. Pure Python.
 
 from __future__ import annotations
 
-from runner.config import FILE_FORMATS, ModelSpec
 from runner.errors import ConfigError
 from runner.project import Project
+from runner.specs.model import ModelSpec
+from runner.specs.stream import FILE_FORMATS
 
 
 def check_source_paths(project: Project, models: list[ModelSpec], *, waits: bool) -> list[str]:

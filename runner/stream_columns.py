@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import json
 
-from runner.config import ModelSpec
 from runner.ddl import column_names
 from runner.project import Project
+from runner.specs.model import ModelSpec
 
 
 def new_unmapped_columns(project: Project, model: ModelSpec) -> str | None:

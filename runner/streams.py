@@ -1,7 +1,7 @@
 """Load streams/*.yml into StreamSpecs. Pure Python; errors name the file and line.
 
 Formats: json / csv / parquet files (a path and a schema), ``rate`` and ``rate-micro-batch``
-(fixed schema), ``kafka`` (see runner/kafka_spec.py) and ``delta``: a Delta table by ``path`` or
+(fixed schema), ``kafka`` (see runner/specs/kafka.py) and ``delta``: a Delta table by ``path`` or
 ``table``, or the target of another model by ``ref``, optionally as its Change Data Feed.
 """
 
@@ -12,7 +12,11 @@ from pathlib import Path
 from typing import Any
 
 from runner.choices import is_one_of
-from runner.config import (
+from runner.ddl import DdlTypeError, check_column_types
+from runner.errors import ConfigError
+from runner.secrets import render_env_vars
+from runner.specs.kafka import KAFKA_KEYS, build_kafka_spec
+from runner.specs.stream import (
     DELTA_FORMAT,
     FILE_FORMATS,
     FIXED_SCHEMAS,
@@ -21,10 +25,6 @@ from runner.config import (
     StreamSpec,
     TriggerSpec,
 )
-from runner.ddl import DdlTypeError, check_column_types
-from runner.errors import ConfigError
-from runner.kafka_spec import KAFKA_KEYS, build_kafka_spec
-from runner.secrets import render_env_vars
 from runner.yaml_loader import YamlMap, check_keys, load_yaml, untemplated
 
 

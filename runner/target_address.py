@@ -83,6 +83,6 @@ def unreachable_message(target_name: str, address: Address, reason: str) -> str:
     """The one line every unreachable-target error prints."""
     return (
         f"target '{target_name}' cannot be reached at {address}: {reason} "
-        "(is it running? `runner cluster start` starts one on this machine, "
-        "`runner cluster status` shows it)"
+        "(is it running? `python -m runner_devtools.cluster start` starts one on this machine, "
+        "`python -m runner_devtools.cluster status` shows it)"
     )

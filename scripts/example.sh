@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Run the example project end to end on a target (default local: local[*]; `cluster` or
-# `connect` after `.venv/bin/runner cluster start`, see docs/deploy.md): install, land the sample
+# `connect` after `.venv/bin/python -m runner_devtools.cluster start`, see docs/deploy.md): install, land the sample
 # order events, stream them through models/orders_merge.sql into a Delta table, keep
 # per-customer totals from its Change Data Feed (models/customer_totals.sql), and print both
 # tables.

@@ -18,9 +18,9 @@ sys.path.insert(0, str(REPO))
 
 from runner import project as project_loader  # noqa: E402
 from runner.artifacts import render_expectations  # noqa: E402
-from runner.config import ModelSpec  # noqa: E402
 from runner.model_sql import compile_batch, compile_setup  # noqa: E402
 from runner.project import Project  # noqa: E402
+from runner.specs.model import ModelSpec  # noqa: E402
 from runner.templating.batch_facts import BatchFacts, ColumnStats  # noqa: E402
 
 STREAM = (

@@ -11,7 +11,6 @@ from typing import Annotated, NoReturn
 import typer
 
 from runner.cli.clean import clean
-from runner.cli.cluster import cluster_app
 from runner.cli.compile import compile_models
 from runner.cli.docs import docs_app
 from runner.cli.history import history
@@ -87,7 +86,6 @@ app.command("test")(run_tests)
 app.command()(ls)
 app.command()(clean)
 app.command()(init)
-app.add_typer(cluster_app, name="cluster")
 app.add_typer(docs_app, name="docs")
 
 

@@ -13,8 +13,8 @@ from runner.cli.errors import EXIT_CONFIG, reported_errors
 from runner.cli.options import Debug, ProjectDir, Target
 
 if TYPE_CHECKING:  # imported where used: `runner --help` and `runner lint` load only their own
-    from runner.config import ModelSpec
     from runner.project import Project
+    from runner.specs.model import ModelSpec
 
 HistoryFormat = Literal["table", "json"]
 FORMATS: tuple[HistoryFormat, ...] = get_args(HistoryFormat)

@@ -23,9 +23,10 @@ from rich.console import Console
 from rich.live import Live
 from rich.table import Table
 
-from runner.config import FILE_FORMATS, ModelSpec
 from runner.error_text import first_line
 from runner.project import Project
+from runner.specs.model import ModelSpec
+from runner.specs.stream import FILE_FORMATS
 
 if TYPE_CHECKING:
     from runner.spark.batch_report import BatchReport

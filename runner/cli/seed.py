@@ -41,7 +41,7 @@ def seed(
     from runner.cli.progress import console
     from runner.project import load, parse_vars
     from runner.selection import select_names
-    from runner.testing.seeds import load_seeds, read_seed
+    from runner.specs.seeds import load_seeds, read_seed
 
     with reported_errors(debug):
         project = load(project_dir, target, parse_vars(vars))

@@ -16,9 +16,10 @@ from runner.cli.errors import reported_errors, while_running
 from runner.cli.options import Debug, Exclude, ProjectDir, Select, State, Target, Vars
 
 if TYPE_CHECKING:  # imported where used: `runner --help` and `runner lint` load only their own
-    from runner.config import ModelSpec, TriggerSpec
     from runner.errors import RunnerError
     from runner.project import Project
+    from runner.specs.model import ModelSpec
+    from runner.specs.stream import TriggerSpec
 
 Models = Annotated[
     list[str] | None,
@@ -116,7 +117,7 @@ def run(
 
     Example: runner run --model orders_merge
     """
-    from runner.config import TriggerSpec
+    from runner.specs.stream import TriggerSpec
 
     _run(
         model or [],

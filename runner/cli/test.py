@@ -12,9 +12,9 @@ from runner.cli.errors import EXIT_FAILURE, reported_errors
 from runner.cli.options import Debug, Exclude, ProjectDir, State, Target, Vars
 
 if TYPE_CHECKING:  # imported where used: `runner --help` and `runner lint` load only their own
+    from runner.model_tests.results import TestResult
     from runner.project import Project
-    from runner.testing.results import TestResult
-    from runner.testing.suite import TestSuite
+    from runner.specs.suite import TestSuite
 
 TestSelect = Annotated[
     list[str] | None,
@@ -62,9 +62,10 @@ def run_tests(
     Example: runner test --select orders_merge --junit-xml target/junit.xml
     """
     from runner.cli.progress import console
+    from runner.model_tests.results import summary_line, write_junit_xml
     from runner.project import load, parse_vars
-    from runner.testing.results import summary_line, write_junit_xml
-    from runner.testing.suite import load_suite, select_tests
+    from runner.specs.suite import load_suite
+    from runner.suite_selection import select_tests
 
     now = datetime.now(UTC).replace(tzinfo=None)
     with reported_errors(debug):
@@ -93,7 +94,7 @@ def _print_result(result: TestResult) -> None:
     from rich.text import Text
 
     from runner.cli.progress import console
-    from runner.testing.results import TestStatus
+    from runner.model_tests.results import TestStatus
 
     label: dict[TestStatus, tuple[str, str]] = {
         "pass": ("PASS", "green"),
@@ -114,7 +115,7 @@ def _print_result(result: TestResult) -> None:
 
 def _print_sql(project: Project, suite: TestSuite, now: datetime) -> None:
     from runner.artifacts import project_path
-    from runner.testing.data_tests import data_test_sql
+    from runner.model_tests.data_test_sql import data_test_sql
 
     for test in suite.data_tests:
         where = project_path(project, test.file)

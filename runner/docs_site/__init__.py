@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import Any
 
 from runner.artifacts import build_manifest, project_path
-from runner.config import ModelSpec
 from runner.model_sql import (
     CompiledStatement,
     compile_batch,
@@ -28,7 +27,8 @@ from runner.model_sql import (
 )
 from runner.project import Project
 from runner.secrets import redact, redact_data
-from runner.testing.suite import TestSuite, load_suite
+from runner.specs.model import ModelSpec
+from runner.specs.suite import TestSuite, load_suite
 
 DOCS_DIR = Path("target") / "docs"
 ASSETS = Path(__file__).parent

@@ -14,10 +14,11 @@ from pathlib import Path
 
 from sqlglot import exp
 
-from runner.config import ModelSpec, split_table_name
 from runner.lint.base import ERROR, WARNING, RuleInfo, Violation
 from runner.lint.context import Location, ModelContext, ParsedStatement
 from runner.project import Project
+from runner.specs.model import ModelSpec
+from runner.specs.target import split_table_name
 from runner.sql.dialect import Optimize, Vacuum
 
 # How a statement is analyzed (see runner/spark/analyze.py for why).

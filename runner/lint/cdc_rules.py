@@ -4,11 +4,11 @@ batch at run time, so lint says so first, at the argument's line."""
 
 from __future__ import annotations
 
-from runner.config import StreamSpec
 from runner.ddl import column_names
 from runner.errors import RunnerError
 from runner.lint.base import ERROR, Rule, Violation
 from runner.lint.context import ModelContext
+from runner.specs.stream import StreamSpec
 
 CDC_MACROS = ("merge", "scd2")
 

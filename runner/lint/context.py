@@ -12,11 +12,11 @@ from typing import TypeVar
 from sqlglot import exp
 from sqlglot.errors import ParseError, TokenError
 
-from runner.config import ModelSpec
 from runner.errors import RunnerError
 from runner.lint.jinja_scan import TemplateScan
 from runner.model_sql import CompiledStatement
 from runner.project import Project
+from runner.specs.model import ModelSpec
 
 _JINJA_OPENERS = ("{{", "{%", "{#")
 E = TypeVar("E", bound=exp.Expr)

@@ -16,7 +16,6 @@ from typing import Any
 
 from sqlglot.errors import ParseError, TokenError
 
-from runner.config import LintSettings, ModelSpec
 from runner.error_text import first_line
 from runner.errors import ConfigError, RunnerError
 from runner.lint.analyze import Analyzer, analysis_rules, analysis_violations, plan_analysis
@@ -29,6 +28,8 @@ from runner.logs import logger_level
 from runner.model_sql import CompiledStatement, compile_batch, compile_setup, relative_location
 from runner.project import Project, load
 from runner.selection import mentioned_names, select_models
+from runner.specs.lint import LintSettings
+from runner.specs.model import ModelSpec
 from runner.sql.dialect import parse_statement
 
 # SQL -> its parse tree and that tree's nodes, or its parse error: batches with the same SQL

@@ -48,7 +48,6 @@ from pyspark.errors import ParseException, PySparkException
 from pyspark.logger import PySparkLogger
 from pyspark.sql import SparkSession
 
-from runner.config import ModelSpec, split_table_name
 from runner.error_text import error_text, first_line
 from runner.errors import RunnerError
 from runner.lint.analyze import (
@@ -64,6 +63,8 @@ from runner.model_sql import compile_setup
 from runner.project import Project
 from runner.secrets import reveal
 from runner.spark.session import build_session
+from runner.specs.model import ModelSpec
+from runner.specs.target import split_table_name
 
 ANALYSIS_MASTER = "local[2]"
 EXPLAIN_FAILED = "Error occurred during query planning:"

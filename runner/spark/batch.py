@@ -17,7 +17,6 @@ from pathlib import Path
 
 from pyspark.sql import DataFrame
 
-from runner.config import ModelSpec
 from runner.error_text import first_line_with_cause
 from runner.errors import ModelSqlError, RunnerError
 from runner.model_sql import compile_batch
@@ -30,6 +29,7 @@ from runner.spark.replay import committed_metrics
 from runner.spark.schema_drift import apply_drift_policy, promote_rescued_fields
 from runner.spark.sources import BatchSourceContext, prepare_batch
 from runner.spark.statements import StatementResult, run_statement, statement_transaction
+from runner.specs.model import ModelSpec
 
 
 class BatchFailed(RunnerError):

@@ -21,8 +21,8 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
-from runner.config import ModelSpec
 from runner.errors import ConfigError
+from runner.specs.model import ModelSpec
 from runner.templating.batch_facts import MAX_IN_VALUES, BatchFacts, ColumnStats, TypedLiteral
 
 _TEXT_TYPES: dict[type[DataType], str] = {

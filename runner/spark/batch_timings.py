@@ -29,12 +29,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from runner.config import ModelSpec, TargetSpec
 from runner.model_sql import DML_KEYWORDS
 from runner.spark.batch_report import BATCH_PHASES
 from runner.spark.delta_log import Commit, commits_of
 from runner.spark.eventlog import event_log_location, event_log_transaction
 from runner.spark.statements import Transaction, statement_transaction
+from runner.specs.model import ModelSpec
+from runner.specs.target import TargetSpec
 
 # How far back the logs are read for the rows shown (their commits are among the newest), and
 # the clock's tolerance when a commit older than every row's start ends the search.

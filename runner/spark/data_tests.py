@@ -12,11 +12,13 @@ from pyspark.sql import SparkSession
 from runner.error_text import first_line
 from runner.errors import RunnerError
 from runner.model_sql import CompiledStatement, compile_setup
+from runner.model_tests.data_test_sql import data_test_sql
+from runner.model_tests.results import ERROR, FAIL, TestResult, failing_rows_table
 from runner.project import Project
+from runner.seed_sql import seed_statements
 from runner.spark.relations import attach_existing
-from runner.testing.data_tests import DataTestSpec, Dependency, data_test_sql
-from runner.testing.results import ERROR, FAIL, TestResult, failing_rows_table
-from runner.testing.seeds import SeedSpec, seed_statements
+from runner.specs.data_tests import DataTestSpec, Dependency
+from runner.specs.seeds import SeedSpec
 
 SAMPLE_ROWS = 5
 

@@ -20,7 +20,6 @@ from py4j.protocol import Py4JError
 from pyspark.errors import PySparkException
 from pyspark.sql import DataFrame, Row, SparkSession
 
-from runner.config import ModelSpec
 from runner.error_text import first_line
 from runner.errors import RunnerError
 from runner.expectations import (
@@ -32,6 +31,7 @@ from runner.expectations import (
     expectation_checks,
 )
 from runner.spark.quarantine import write_quarantine
+from runner.specs.model import ModelSpec
 
 
 class ExpectationFailed(RunnerError):

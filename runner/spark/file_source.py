@@ -47,7 +47,6 @@ from pyspark.sql.types import (
     _parse_datatype_string,
 )
 
-from runner.config import RESCUED_COLUMN, StreamSpec
 from runner.spark.quarantine import ensure_quarantine_table, write_quarantine
 from runner.spark.source_batch import SourceBatch, SourceCounts
 from runner.spark.typed_values import (
@@ -57,6 +56,7 @@ from runner.spark.typed_values import (
     strings_schema,
     unreadable_fields,
 )
+from runner.specs.stream import RESCUED_COLUMN, StreamSpec
 
 # The line's text as Spark's ``text`` source read it (bytes, not yet checked as UTF-8).
 LINE_COLUMN = "_line_text"

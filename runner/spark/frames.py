@@ -1,6 +1,6 @@
 """DataFrames from checked text rows, and rows back as text, so Spark does every conversion.
 
-Values arrive as text checked by runner/testing/values.py and are CAST by Spark (in the
+Values arrive as text checked by runner/specs/values.py and are CAST by Spark (in the
 session's time zone, UTC by default); results are CAST to STRING for comparison. Python never
 converts a timestamp through its own local time zone.
 """
@@ -11,7 +11,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import StringType, StructField, StructType
 
-from runner.testing.values import Column
+from runner.specs.values import Column
 
 
 def typed_frame(

@@ -37,12 +37,12 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import StringType, StructType, _parse_datatype_string
 
-from runner.config import StreamSpec
 from runner.errors import ConfigError
-from runner.kafka_spec import KAFKA_COLUMNS, KafkaSpec
 from runner.spark.quarantine import ensure_quarantine_table, write_quarantine
 from runner.spark.source_batch import SourceBatch, SourceCounts
 from runner.spark.typed_values import CORRUPT_COLUMN, schema_mismatch, unreadable_fields
+from runner.specs.kafka import KAFKA_COLUMNS, KafkaSpec
+from runner.specs.stream import StreamSpec
 
 # Every dependency but the broker: the Spark side of Kafka, as Maven coordinates.
 # The token provider is pinned to 4.0.0, the newest on Maven Central as reachable here; its few

@@ -6,12 +6,13 @@ import threading
 
 from pyspark.sql import SparkSession
 
-from runner.config import KAFKA_FORMAT, ModelSpec, TriggerSpec
 from runner.project import Project
 from runner.spark.jars import pyspark_version
 from runner.spark.kafka_source import connector_coordinates
 from runner.spark.query import NO_CALLBACKS, Callbacks, RunningModel, start_model, wait_for_all
 from runner.spark.session import build_session
+from runner.specs.model import ModelSpec
+from runner.specs.stream import KAFKA_FORMAT, TriggerSpec
 
 
 def session_for(project: Project, models: list[ModelSpec] | None = None) -> SparkSession:

@@ -12,7 +12,6 @@ from pyspark.errors import StreamingQueryException
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.streaming import StreamingQuery
 
-from runner.config import ModelSpec, TriggerSpec
 from runner.errors import RunnerError
 from runner.last_run import model_record, write_last_run
 from runner.project import Project
@@ -30,6 +29,8 @@ from runner.spark.sources import read_stream, trigger_kwargs
 from runner.spark.state_guard import record_owner
 from runner.spark.statements import StatementResult
 from runner.spark.targets import ensure_target
+from runner.specs.model import ModelSpec
+from runner.specs.stream import TriggerSpec
 
 COMMIT_WAIT_SECONDS = 30
 STOP_WAIT_SECONDS = 600  # over Connect: how long a batch in flight may take to finish

@@ -28,13 +28,13 @@ from typing import Any
 from pyspark.sql import DataFrame, Row, SparkSession
 from pyspark.sql.streaming import StreamingQuery
 
-from runner.config import TargetSpec
 from runner.errors import RunnerError
 from runner.model_sql import CompiledStatement
 from runner.spark.batch import BatchExecutor
 from runner.spark.batch_report import BatchReport
 from runner.spark.eventlog import event_log_location
 from runner.spark.statements import StatementResult
+from runner.specs.target import TargetSpec
 
 
 def query_session(spark: SparkSession, target: TargetSpec) -> SparkSession:

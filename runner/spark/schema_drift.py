@@ -27,10 +27,11 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
-from runner.config import RESCUED_COLUMN, ModelSpec
 from runner.ddl import column_names
 from runner.errors import ConfigError, RunnerError
 from runner.project import Project
+from runner.specs.model import ModelSpec
+from runner.specs.stream import RESCUED_COLUMN
 
 
 class SchemaDriftError(RunnerError):

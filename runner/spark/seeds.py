@@ -12,10 +12,11 @@ from dataclasses import dataclass
 from pyspark.sql import DataFrame, SparkSession
 
 from runner.project import Project
+from runner.seed_sql import seed_statements
 from runner.spark.frames import text_rows, typed_frame
 from runner.spark.relations import attach_existing
 from runner.spark.targets import latest_version
-from runner.testing.seeds import SeedSpec, seed_statements
+from runner.specs.seeds import SeedSpec
 
 
 @dataclass(frozen=True)

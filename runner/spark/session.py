@@ -15,11 +15,11 @@ from pathlib import Path
 from pyspark.errors import PySparkRuntimeError
 from pyspark.sql import SparkSession
 
-from runner.config import TargetSpec
 from runner.error_text import first_line
 from runner.errors import ConfigError, SetupError
 from runner.processes import with_extra_jvm_options
 from runner.spark.jars import delta_coordinates, resolve_jars
+from runner.specs.target import TargetSpec
 from runner.target_address import TargetUnreachable, check_reachable, unreachable_message
 
 LOG_CONFIG = Path(__file__).resolve().parent / "log4j2.properties"
@@ -112,7 +112,8 @@ LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 def connect_session(target: TargetSpec) -> SparkSession:
     """A new Spark Connect session on ``target.remote``. The server holds Delta's extension
-    and jars (``runner cluster start --connect``); the client sets only session settings.
+    and jars (``python -m runner_devtools.cluster start --connect``); the client sets only
+    session settings.
 
     The Connect client retries an unanswered call for minutes; the first one runs here under
     a deadline so that a port that is open but no Connect server fails in seconds."""

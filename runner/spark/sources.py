@@ -9,7 +9,10 @@ from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
 
-from runner.config import (
+from runner.errors import ConfigError
+from runner.spark import file_source, kafka_source
+from runner.spark.source_batch import SourceBatch, passed_through
+from runner.specs.stream import (
     DELTA_FORMAT,
     FILE_FORMATS,
     KAFKA_FORMAT,
@@ -17,9 +20,6 @@ from runner.config import (
     StreamSpec,
     TriggerSpec,
 )
-from runner.errors import ConfigError
-from runner.spark import file_source, kafka_source
-from runner.spark.source_batch import SourceBatch, passed_through
 
 
 @dataclass(frozen=True)

@@ -23,10 +23,10 @@ from runner.checkpoint_owner import (
     state_mismatch,
     write_owner,
 )
-from runner.config import ModelSpec
 from runner.project import Project
 from runner.spark.delta_log import local_data_files, local_table_id
 from runner.spark.targets import delta_table_exists
+from runner.specs.model import ModelSpec
 
 # What --adopt-state does with each mismatch, as the run says it.
 ADOPTED: dict[MismatchKind, str] = {

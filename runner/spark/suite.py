@@ -7,11 +7,11 @@ from datetime import datetime
 
 from pyspark.sql import SparkSession
 
+from runner.model_tests.results import TestResult
 from runner.project import Project
 from runner.spark.data_tests import run_data_test
 from runner.spark.unit_tests import run_unit_test
-from runner.testing.results import TestResult
-from runner.testing.suite import TestSuite
+from runner.specs.suite import TestSuite
 
 
 def run_suite(

@@ -8,13 +8,13 @@ from pathlib import Path
 from pyspark.errors import AnalysisException
 from pyspark.sql import SparkSession
 
-from runner.config import ModelSpec
 from runner.errors import ConfigError
 from runner.model_sql import compile_setup, set_properties_statement
 from runner.project import Project
 from runner.secrets import reveal_all
 from runner.spark.delta_log import is_local_delta_table
 from runner.spark.statements import StatementResult, run_statement
+from runner.specs.model import ModelSpec
 
 
 def ensure_target(spark: SparkSession, project: Project, model: ModelSpec) -> list[StatementResult]:

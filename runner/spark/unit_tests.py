@@ -19,25 +19,19 @@ from py4j.protocol import Py4JError
 from pyspark.errors import PySparkException
 from pyspark.sql import DataFrame, SparkSession
 
-from runner.config import ModelSpec
 from runner.error_text import first_line
 from runner.errors import RunnerError
+from runner.model_tests.diff import RowDiff, diff_rows, diff_table
+from runner.model_tests.results import ERROR, FAIL, TestResult
+from runner.model_tests.unit_columns import batch_columns, change_columns, table_columns
 from runner.project import Project
 from runner.spark.batch import run_batch
 from runner.spark.frames import text_rows, typed_frame
 from runner.spark.session import temporary_conf
 from runner.spark.targets import ensure_target, latest_version, registration
-from runner.testing.diff import RowDiff, diff_rows, diff_table
-from runner.testing.results import ERROR, FAIL, TestResult
-from runner.testing.unit_specs import (
-    Rows,
-    UnitTestSpec,
-    batch_columns,
-    change_columns,
-    checked_rows,
-    table_columns,
-)
-from runner.testing.values import Column
+from runner.specs.model import ModelSpec
+from runner.specs.unit_tests import Rows, UnitTestSpec, checked_rows
+from runner.specs.values import Column
 
 # Settings for a few rows, for the length of a test: one shuffle partition (the target's count is
 # sized for real batches and would only make each MERGE write more tiny files) and no adaptive

@@ -1,4 +1,5 @@
-"""The names a model template sees, built by two named factories that return a dict.
+"""The names a model template sees: one frozen ``TemplateInputs`` value, built once per render
+by the mode's factory, becomes the dict by ``template_context``.
 
 The same template is rendered in two modes (as dbt does with its parser and runtime contexts):
 
@@ -7,13 +8,13 @@ The same template is rendered in two modes (as dbt does with its parser and runt
   depends on those settings (``this``, ``batch_columns``, ``target_columns``) is read when the
   template uses it, because ``config(...)`` runs during the same render; ``batch_stats``
   renders markers. Nothing here fails on what only a batch can know.
-- ``batch_mode_context``, once per micro-batch (and by ``runner compile``, set-up and
-  maintenance): ``config(...)`` is a no-op, ``config.key`` reads the validated settings, and
-  the per-batch overlay (``batch_id``, the ``batch`` view, ``this``, the batch's columns and
-  measured ranges) describes the batch.
+- batch mode (``runner.model_sql.batch_context``), once per micro-batch (and by ``runner
+  compile``, set-up and maintenance): ``config(...)`` is a no-op, ``config.key`` reads the
+  validated settings, and the per-batch overlay (``batch_id``, the ``batch`` view, ``this``,
+  the batch's columns and measured ranges) describes the batch.
 
-Both return the same names, so a template that renders in one mode can name nothing the other
-lacks.
+Both go through ``template_context``, so they return the same names: a template that renders in
+one mode can name nothing the other lacks.
 """
 
 from __future__ import annotations
@@ -22,10 +23,10 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, overload
 
-from runner.config import ModelConfig
 from runner.ddl import column_names
 from runner.errors import TemplateRaise
 from runner.secrets import Secret, env_secret
+from runner.specs.model import ModelConfig
 from runner.templating.batch_facts import BatchStats
 
 
@@ -165,6 +166,27 @@ class ParseRecord:
         return Relation(f"__ref__{name}")
 
 
+@dataclass(frozen=True)
+class TemplateInputs:
+    """What a model's template context is made of, in either mode: built once by the caller
+    (``parse_mode_context`` when the project loads; ``runner.model_sql.batch_context`` and the
+    seeds per batch) and turned into the names a template sees by ``template_context``."""
+
+    model_name: str
+    # batch mode: the validated settings (read-only); parse mode: the ConfigProxy that records
+    config: ModelConfig | ConfigProxy
+    # the target table; parse mode's is known once config() has run
+    this: str | PendingRelation
+    batch_id: int
+    batch_view: str  # the temp view holding the batch
+    batch_columns: Sequence[str]
+    target_columns: Sequence[str]  # the target table's real ones inside a running batch
+    batch_stats: BatchStats  # measured ranges inside a running batch, markers otherwise
+    project_vars: Mapping[str, Any]
+    target_name: str
+    ref: Callable[[str], Relation]
+
+
 def parse_mode_context(
     model_name: str,
     record: ParseRecord,
@@ -187,7 +209,7 @@ def parse_mode_context(
         return column_names(ddl) if ddl else batch_columns.names()
 
     batch_columns = ColumnList(lambda: stream_columns(config.get("stream")))
-    return _context(
+    inputs = TemplateInputs(
         model_name=model_name,
         config=config,
         this=PendingRelation(config, model_name),
@@ -200,61 +222,21 @@ def parse_mode_context(
         target_name=target_name,
         ref=record.ref,
     )
-
-
-def batch_mode_context(
-    *,
-    model_name: str,
-    config: ModelConfig,
-    this: str,
-    batch_id: int,
-    batch_view: str,
-    batch_columns: Sequence[str],
-    target_columns: Sequence[str],
-    batch_stats: BatchStats,
-    project_vars: Mapping[str, Any],
-    target_name: str,
-    ref: Callable[[str], Relation],
-) -> dict[str, Any]:
-    """The context a model (or a set-up or maintenance macro) renders with for one batch:
-    ``config`` is the validated settings; ``this`` is the target table ``this``; the per-batch
-    overlay is ``batch_id``, the temp view ``batch_view`` holding the batch, the batch's
-    column names, the target's (the table's real ones inside a running batch) and
-    ``batch_stats`` (measured ranges inside a running batch, markers otherwise)."""
-    return _context(
-        model_name=model_name,
-        config=ConfigProxy(config),
-        this=Relation(this),
-        batch_id=batch_id,
-        batch_view=batch_view,
-        batch_columns=list(batch_columns),
-        target_columns=list(target_columns),
-        batch_stats=batch_stats,
-        project_vars=project_vars,
-        target_name=target_name,
-        ref=ref,
-    )
+    return template_context(inputs)
 
 
 def _raise_error(message: str) -> None:
     raise TemplateRaise(message)
 
 
-def _context(
-    *,
-    model_name: str,
-    config: ConfigProxy,
-    this: Relation | PendingRelation,
-    batch_id: int,
-    batch_view: str,
-    batch_columns: Sequence[str],
-    target_columns: Sequence[str],
-    batch_stats: BatchStats,
-    project_vars: Mapping[str, Any],
-    target_name: str,
-    ref: Callable[[str], Relation],
-) -> dict[str, Any]:
-    """Everything a model (and the macros it calls) can name, in either mode."""
+def template_context(inputs: TemplateInputs) -> dict[str, Any]:
+    """Everything a model (and the macros it calls) can name, in either mode. In batch mode
+    (a model or a set-up or maintenance macro, for one batch): ``config`` is the validated
+    settings, ``this`` the target table, and the per-batch overlay ``batch_id``, the temp view
+    holding the batch, the batch's column names, the target's and ``batch_stats``."""
+    project_vars = inputs.project_vars
+    config = inputs.config
+    this = inputs.this
 
     def var(name: str, default: Any = _MISSING) -> Any:
         if name in project_vars:
@@ -272,20 +254,26 @@ def _context(
         return env_secret(name, None if default is _MISSING else str(default))
 
     return {
-        "config": config,
-        "this": this,
-        "batch": batch_view,
-        "batch_id": batch_id,
-        "batch_columns": batch_columns,
-        "target_columns": target_columns,
-        "batch_stats": batch_stats,
-        "model": {"name": model_name},
-        "target": {"name": target_name},
+        "config": config if isinstance(config, ConfigProxy) else ConfigProxy(config),
+        "this": Relation(this) if isinstance(this, str) else this,
+        "batch": inputs.batch_view,
+        "batch_id": inputs.batch_id,
+        "batch_columns": _column_list(inputs.batch_columns),
+        "target_columns": _column_list(inputs.target_columns),
+        "batch_stats": inputs.batch_stats,
+        "model": {"name": inputs.model_name},
+        "target": {"name": inputs.target_name},
         "var": var,
         "env_var": env_var,
-        "ref": ref,
+        "ref": inputs.ref,
         "raise_error": _raise_error,
     }
+
+
+def _column_list(columns: Sequence[str]) -> Sequence[str]:
+    """Parse mode's ColumnList as it is (read when used); a batch's names as a list, which
+    renders like one (``['id', 'v']``) whatever sequence the caller had."""
+    return columns if isinstance(columns, ColumnList) else list(columns)
 
 
 class _Missing:

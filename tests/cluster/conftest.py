@@ -1,7 +1,7 @@
 """One local cluster for this folder's tests: a standalone master, one worker and a Spark Connect
-server, started by the project's own `runner cluster` code from the installed pyspark on free
-loopback ports, and stopped by PID after the folder's last test (they run one after another on
-one pytest-xdist worker), so its JVMs do not sit idle beside the rest of the suite."""
+server, started by the project's own `runner_devtools.local_cluster` from the installed pyspark
+on free loopback ports, and stopped by PID after the folder's last test (they run one after
+another on one pytest-xdist worker), so its JVMs do not sit idle beside the rest of the suite."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from runner.local_cluster import LocalCluster
+from runner_devtools.local_cluster import LocalCluster
 
 RUNNER = str(Path(sys.executable).parent / "runner")
 

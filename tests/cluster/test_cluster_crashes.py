@@ -19,7 +19,7 @@ from pathlib import Path
 
 from pyspark.sql import SparkSession
 
-from runner.local_cluster import LocalCluster
+from runner_devtools.local_cluster import LocalCluster
 from tests.cluster.conftest import add_targets, runner
 from tests.conftest import Report
 from tests.spark.processes import StreamProcess, kill_repeatedly

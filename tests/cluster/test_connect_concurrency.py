@@ -21,7 +21,7 @@ from pathlib import Path
 
 from pyspark.sql import SparkSession
 
-from runner.local_cluster import LocalCluster
+from runner_devtools.local_cluster import LocalCluster
 from tests.cluster.conftest import add_targets
 from tests.conftest import land_events, write_project
 from tests.spark.processes import StreamProcess

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from pyspark.sql import Row, SparkSession
 
-from runner.local_cluster import LocalCluster
+from runner_devtools.local_cluster import LocalCluster
 from tests.cluster.conftest import add_targets, runner
 from tests.spark.processes import StreamProcess
 from tests.spark.test_crash_recovery import table_rows

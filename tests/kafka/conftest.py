@@ -9,7 +9,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from runner.kafka.broker import local_broker
+from runner_devtools.kafka.broker import local_broker
 
 
 @pytest.fixture(scope="package")

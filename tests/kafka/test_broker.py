@@ -9,14 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from runner.kafka.broker import BrokerError, LocalBroker, free_port
+from runner_devtools.kafka.broker import BrokerError, LocalBroker, free_port
 
 
 def test_cli_starts_reports_and_stops_a_broker(tmp_path: Path) -> None:
     port, where = free_port(), tmp_path / "kafka"
 
     def cli(*args: str) -> subprocess.CompletedProcess[str]:
-        command = [sys.executable, "-m", "runner.kafka.broker", *args, "--dir", str(where)]
+        command = [sys.executable, "-m", "runner_devtools.kafka.broker", *args, "--dir", str(where)]
         return subprocess.run(command, capture_output=True, text=True, timeout=180, check=False)
 
     try:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from pyspark.sql import SparkSession
 
-from runner.kafka.producer import create_topic, produce
+from runner_devtools.kafka.producer import create_topic, produce
 from tests.conftest import Report
 from tests.spark.processes import kill_repeatedly
 

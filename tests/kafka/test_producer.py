@@ -6,7 +6,7 @@ from collections import Counter
 
 from confluent_kafka import Consumer, TopicPartition
 
-from runner.kafka.producer import MALFORMED_KINDS, create_topic, generate, produce
+from runner_devtools.kafka.producer import MALFORMED_KINDS, create_topic, generate, produce
 
 
 def test_same_seed_same_messages_other_seed_others() -> None:

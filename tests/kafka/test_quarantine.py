@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 from pyspark.sql import DataFrame, SparkSession
 
-from runner.kafka_spec import KafkaSpec
 from runner.spark.kafka_source import prepare_kafka_batch
 from runner.spark.quarantine import QuarantineError, quarantine_location
 from runner.spark.source_batch import SourceCounts
 from runner.spark.sources import BatchSourceContext, prepare_batch
+from runner.specs.kafka import KafkaSpec
 from tests.conftest import ORDERS_SCHEMA
 
 GOOD = (

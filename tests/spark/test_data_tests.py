@@ -13,9 +13,9 @@ from runner.project import load
 from runner.spark.data_tests import run_data_test
 from runner.spark.frames import typed_frame
 from runner.spark.seeds import load_seed
-from runner.testing.seeds import read_seed
-from runner.testing.suite import load_suite
-from runner.testing.values import parse_columns
+from runner.specs.seeds import read_seed
+from runner.specs.suite import load_suite
+from runner.specs.values import parse_columns
 
 NOW = datetime(2024, 1, 2, 12, 0, 0)
 COLUMNS = (

@@ -1,4 +1,17 @@
-"""The modules of ``runner/`` import each other without a cycle.
+"""How the modules of ``runner/`` may import each other, read from the source:
+
+- no cycles: no two modules each need the other;
+- the pure half never imports pyspark: every module outside ``runner.spark`` and ``runner.cli``
+  (the CLI composes both halves, importing ``runner.spark`` only inside the commands that start
+  Spark) imports neither pyspark, py4j, delta nor ``runner.spark``;
+- specs never import runners: a ``runner.specs`` module imports only other specs modules, the
+  errors, YAML loading (``runner.yaml_loader``), the pure value parsers and SQL grammar of
+  ``SPEC_HELPERS`` (which themselves import nothing of ``runner`` outside that list), PyYAML,
+  sqlglot and the standard library. A spec is
+  read and checked; what renders or runs it (project loading, templating, SQL, Spark, selection,
+  the test runner) depends on it, never the other way;
+- ``runner/`` never imports ``runner_devtools`` (the dev tooling: a Kafka broker and producer,
+  a local cluster), nor confluent_kafka, which only the dev tooling needs.
 
 The graph is read from the source with ``ast``, so no module is imported and no JVM starts.
 Every import counts: at module level, inside functions, and under ``if TYPE_CHECKING:`` (a
@@ -17,6 +30,8 @@ with it, any package whose ``__init__`` re-exports from its own modules would be
 from __future__ import annotations
 
 import ast
+import sys
+from collections.abc import Callable
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
@@ -37,6 +52,12 @@ def module_names(root: Path, package: str) -> dict[str, Path]:
 
 def imported_modules(name: str, path: Path, modules: set[str]) -> set[str]:
     """The modules of ``modules`` that module ``name`` (the file ``path``) imports."""
+    return (all_imports(name, path) & modules) - {name}
+
+
+def all_imports(name: str, path: Path) -> set[str]:
+    """Every module name module ``name`` (the file ``path``) imports, inside ``runner`` or not,
+    relative imports resolved (``from a import b`` gives both ``a`` and ``a.b``)."""
     is_package = path.name == "__init__.py"
     package = name if is_package else name.rpartition(".")[0]
     found: set[str] = set()
@@ -51,7 +72,7 @@ def imported_modules(name: str, path: Path, modules: set[str]) -> set[str]:
                 source = node.module or ""
             found.add(source)
             found |= {f"{source}.{alias.name}" for alias in node.names}
-    return (found & modules) - {name}
+    return found
 
 
 def import_graph(root: Path, package: str) -> Graph:
@@ -134,3 +155,94 @@ def test_the_graph_sees_function_level_relative_and_type_checking_imports(tmp_pa
         "pkg.d": {"pkg", "pkg.a", "pkg.sub.b"},
     }
     assert find_cycles(graph) == [["pkg", "pkg.a", "pkg.sub.b", "pkg.c", "pkg"]]
+
+
+# -- layering ------------------------------------------------------------------------------
+
+SPEC_HELPERS = (
+    "runner.errors",
+    "runner.error_text",
+    "runner.yaml_loader",
+    "runner.choices",
+    "runner.ddl",
+    "runner.secrets",
+    "runner.target_address",
+    "runner.expectations",
+    "runner.sql",  # the SQL grammar (a sqlglot dialect): expectations parse their conditions
+)
+HEAVY = ("pyspark", "py4j", "delta")
+SPARK_SIDE = ("runner.spark", "runner.cli")  # the Spark half, and the CLI that composes both
+
+
+def _within(module: str, packages: tuple[str, ...]) -> bool:
+    return any(module == p or module.startswith(f"{p}.") for p in packages)
+
+
+def forbidden_imports(
+    root: Path, package: str, subject: Callable[[str], bool], allowed: Callable[[str], bool]
+) -> dict[str, list[str]]:
+    """Each module of ``package`` that ``subject`` names -> what it imports that ``allowed``
+    refuses (modules with nothing refused are left out)."""
+    found = {}
+    for name, path in module_names(root, package).items():
+        if subject(name):
+            refused = sorted(m for m in all_imports(name, path) - {name} if not allowed(m))
+            if refused:
+                found[name] = refused
+    return found
+
+
+def _stdlib_or(*others: str) -> Callable[[str], bool]:
+    return lambda m: m.split(".")[0] in sys.stdlib_module_names or _within(m, others)
+
+
+def test_the_pure_half_never_imports_pyspark() -> None:
+    def pure(module: str) -> bool:
+        return not _within(module, SPARK_SIDE)
+
+    found = forbidden_imports(
+        REPO, "runner", pure, lambda m: not _within(m, (*HEAVY, "runner.spark"))
+    )
+    assert pure("runner.project") and pure("runner.specs.model") and not pure("runner.spark.batch")
+    assert not found, f"the pure half imports Spark: {found}"
+
+
+def test_specs_import_only_specs_their_helpers_and_the_stdlib() -> None:
+    allowed = _stdlib_or("runner.specs", *SPEC_HELPERS, "yaml", "sqlglot")
+    specs = forbidden_imports(REPO, "runner", lambda m: _within(m, ("runner.specs",)), allowed)
+    helpers = forbidden_imports(REPO, "runner", lambda m: _within(m, SPEC_HELPERS), allowed)
+    assert {"runner.specs.model", "runner.specs.seeds"} <= set(module_names(REPO, "runner"))
+    assert not specs, f"specs modules import more than specs and their helpers: {specs}"
+    assert not helpers, f"a helper of the specs imports more than the specs may: {helpers}"
+
+
+def test_runner_never_imports_the_dev_tooling() -> None:
+    found = forbidden_imports(
+        REPO,
+        "runner",
+        lambda m: True,
+        lambda m: not _within(m, ("runner_devtools", "confluent_kafka")),
+    )
+    assert not found, f"runner/ imports dev tooling (runner_devtools, confluent_kafka): {found}"
+    devtools = import_graph(REPO, "runner_devtools")
+    assert "runner_devtools.local_cluster" in devtools["runner_devtools.cluster"]
+    assert not find_cycles(devtools)
+
+
+def test_a_refused_import_is_found_at_any_depth(tmp_path: Path) -> None:
+    package = tmp_path / "pkg"
+    (package / "specs").mkdir(parents=True)
+    files = {
+        "__init__.py": "",
+        "specs/__init__.py": "",
+        "specs/a.py": "import json\nfrom pkg.specs import b\n",
+        "specs/b.py": "def f():\n    from ..runner import go\n",
+        "runner.py": "import pyspark.sql\n",
+    }
+    for name, text in files.items():
+        (package / name).write_text(text)
+    allowed = _stdlib_or("pkg.specs")
+    in_specs = forbidden_imports(tmp_path, "pkg", lambda m: _within(m, ("pkg.specs",)), allowed)
+    assert in_specs == {"pkg.specs.b": ["pkg.runner", "pkg.runner.go"]}
+    no_spark = forbidden_imports(tmp_path, "pkg", lambda m: True, lambda m: not _within(m, HEAVY))
+    assert no_spark == {"pkg.runner": ["pyspark.sql"]}

@@ -11,7 +11,7 @@ from runner.cli.app import app
 from runner.errors import ConfigError
 from runner.lint import lint_project
 from runner.project import load
-from runner.testing.suite import load_suite
+from runner.specs.suite import load_suite
 
 runner = CliRunner()
 

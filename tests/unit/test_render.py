@@ -5,17 +5,18 @@ from pathlib import Path
 import pytest
 
 from runner import project as project_loader
-from runner.config import ModelConfig
 from runner.errors import ConfigError, TemplateError
 from runner.model_sql import compile_batch, compile_setup, maintenance_due
 from runner.secrets import redact
+from runner.specs.model import ModelConfig
 from runner.templating.batch_facts import BatchFacts, BatchStats
 from runner.templating.context import (
     ColumnList,
     ParseRecord,
     Relation,
-    batch_mode_context,
+    TemplateInputs,
     parse_mode_context,
+    template_context,
 )
 
 HEADER = "{{ config(stream='orders', target='silver.orders', unique_key='order_id') }}\n"
@@ -271,17 +272,19 @@ def test_column_list_reads_its_names_when_used() -> None:
 
 def test_both_modes_give_a_template_the_same_names() -> None:
     parse = parse_mode_context("m", ParseRecord(), project_vars={}, target_name="t")
-    batch = batch_mode_context(
-        model_name="m",
-        config=ModelConfig(target="s.t"),
-        this="s.t",
-        batch_id=3,
-        batch_view="m__batch",
-        batch_columns=["id"],
-        target_columns=["id"],
-        batch_stats=BatchStats(None, measured=None),
-        project_vars={},
-        target_name="t",
-        ref=Relation,
+    batch = template_context(
+        TemplateInputs(
+            model_name="m",
+            config=ModelConfig(target="s.t"),
+            this="s.t",
+            batch_id=3,
+            batch_view="m__batch",
+            batch_columns=["id"],
+            target_columns=["id"],
+            batch_stats=BatchStats(None, measured=None),
+            project_vars={},
+            target_name="t",
+            ref=Relation,
+        )
     )
     assert parse.keys() == batch.keys()

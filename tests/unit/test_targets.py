@@ -16,9 +16,12 @@ from runner.processes import free_port
 from runner.project import load
 from runner.secrets import redact
 from runner.target_address import Address, parse_master, parse_remote
+from runner_devtools.local_cluster import LocalCluster
 from tests.conftest import write_project
 
 RUNNER = str(Path(sys.executable).parent / "runner")
+CLUSTER = [sys.executable, "-m", "runner_devtools.cluster"]  # run from REPO: a dev package
+REPO = Path(__file__).resolve().parents[2]
 MODEL = "{{ config(stream='orders', target='silver.orders', unique_key='order_id') }}\n" + (
     "SELECT * FROM {{ batch }}\n"
 )
@@ -160,7 +163,8 @@ def test_spark_conf_reads_secrets_from_the_environment_and_never_shows_them(
 
 def test_cluster_status_and_stop_without_a_cluster(tmp_path: Path) -> None:
     status = subprocess.run(
-        [RUNNER, "cluster", "status", "--dir", str(tmp_path / "none")],
+        [*CLUSTER, "status", "--dir", str(tmp_path / "none")],
+        cwd=REPO,
         capture_output=True,
         text=True,
         timeout=60,
@@ -168,7 +172,8 @@ def test_cluster_status_and_stop_without_a_cluster(tmp_path: Path) -> None:
     assert status.returncode == 1
     assert f"no cluster in {tmp_path / 'none'}" in status.stdout
     stop = subprocess.run(
-        [RUNNER, "cluster", "stop", "--dir", str(tmp_path / "none")],
+        [*CLUSTER, "stop", "--dir", str(tmp_path / "none")],
+        cwd=REPO,
         capture_output=True,
         text=True,
         timeout=60,
@@ -177,8 +182,6 @@ def test_cluster_status_and_stop_without_a_cluster(tmp_path: Path) -> None:
 
 
 def test_a_stale_pid_file_reads_as_stopped(tmp_path: Path) -> None:
-    from runner.local_cluster import LocalCluster
-
     (tmp_path / "master.pid").write_text("999999999\n")  # no such process
     (tmp_path / "cluster.json").write_text('{"master": "spark://127.0.0.1:1"}')
     cluster = LocalCluster(tmp_path)

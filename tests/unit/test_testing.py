@@ -10,20 +10,23 @@ from pathlib import Path
 import pytest
 
 from runner.errors import ConfigError
-from runner.project import load
-from runner.testing.data_tests import data_test_sql, load_data_tests
-from runner.testing.diff import diff_rows, diff_table
-from runner.testing.results import (
+from runner.model_tests.data_test_sql import data_test_sql
+from runner.model_tests.diff import diff_rows, diff_table
+from runner.model_tests.results import (
     FAIL,
     TestResult,
     failing_rows_table,
     plain_text,
     write_junit_xml,
 )
-from runner.testing.seeds import SeedError, load_seeds, read_csv_rows
-from runner.testing.suite import load_suite, select_tests
-from runner.testing.unit_specs import checked_rows, load_unit_tests, table_columns
-from runner.testing.values import Column, check_value, parse_columns
+from runner.model_tests.unit_columns import table_columns
+from runner.project import load
+from runner.specs.data_tests import load_data_tests
+from runner.specs.seeds import SeedError, load_seeds, read_csv_rows
+from runner.specs.suite import load_suite
+from runner.specs.unit_tests import checked_rows, load_unit_tests
+from runner.specs.values import Column, check_value, parse_columns
+from runner.suite_selection import select_tests
 
 NOW = datetime(2024, 1, 2, 12, 0, 0)
 

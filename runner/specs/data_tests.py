@@ -18,23 +18,21 @@ models:
 ```
 
 ``ref('x')`` names a model (its target table) or a seed; anything else is a table name. The SQL
-comes from the ``test_<kind>`` macros (runner/macros/data_tests.sql; a project macro of that
-name replaces one). Pure Python.
+comes from the ``test_<kind>`` macros (runner/model_tests/data_test_sql.py renders them). Pure
+Python.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from runner.errors import ConfigError
-from runner.model_sql import batch_context
-from runner.project import Project
-from runner.testing.models_yaml import check_keys, models_yaml_documents, require_map
-from runner.testing.seeds import SeedSpec
+from runner.specs.layout import DeclaredProject
+from runner.specs.models_yaml import check_keys, models_yaml_documents, require_map
+from runner.specs.seeds import SeedSpec
 from runner.yaml_loader import YamlMap
 
 # kind -> (parameters it requires, whether it tests one column)
@@ -47,7 +45,8 @@ KINDS: dict[str, tuple[tuple[str, ...], bool]] = {
     "freshness": (("column", "max_age"), False),
 }
 _REF = re.compile(r"""ref\(\s*['"]([\w.]+)['"]\s*\)""")
-_AGE = re.compile(r"(\d+)\s+(second|minute|hour|day|week)s?", re.IGNORECASE)
+# a freshness test's max_age: "2 hours" (data_test_sql reads its number and unit)
+AGE = re.compile(r"(\d+)\s+(second|minute|hour|day|week)s?", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -73,7 +72,7 @@ class DataTestSpec:
     reads: tuple[Dependency, ...] = field(default=())
 
 
-def load_data_tests(project: Project, seeds: dict[str, SeedSpec]) -> list[DataTestSpec]:
+def load_data_tests(project: DeclaredProject, seeds: dict[str, SeedSpec]) -> list[DataTestSpec]:
     """Every data test under ``models:`` in ``models/*.yml``, in declaration order."""
     tests: list[DataTestSpec] = []
     for doc in models_yaml_documents(project):
@@ -93,7 +92,7 @@ def load_data_tests(project: Project, seeds: dict[str, SeedSpec]) -> list[DataTe
 
 
 def _model_tests(
-    project: Project, seeds: dict[str, SeedSpec], model: str, raw: YamlMap
+    project: DeclaredProject, seeds: dict[str, SeedSpec], model: str, raw: YamlMap
 ) -> list[DataTestSpec]:
     check_keys(raw, ("description", "tests", "data_tests", "columns", "freshness"), model)
     found = []
@@ -136,7 +135,7 @@ def _test_entries(raw: YamlMap) -> list[tuple[Any, YamlMap]]:
 
 
 def _parse_entry(
-    project: Project,
+    project: DeclaredProject,
     seeds: dict[str, SeedSpec],
     model: str,
     column: str | None,
@@ -161,7 +160,7 @@ def _parse_entry(
 
 
 def _test(
-    project: Project,
+    project: DeclaredProject,
     seeds: dict[str, SeedSpec],
     model: str,
     column: str | None,
@@ -180,7 +179,7 @@ def _test(
     if missing or (per_column and column is None):
         what = f"parameter(s) {', '.join(missing)}" if missing else "a column (under columns:)"
         raise ConfigError(f"{kind} test of {model} needs {what}", file=file, line=line)
-    if kind == "freshness" and not _AGE.fullmatch(str(params["max_age"]).strip()):
+    if kind == "freshness" and not AGE.fullmatch(str(params["max_age"]).strip()):
         raise ConfigError(
             f"freshness max_age {params['max_age']!r} is not like '2 hours'",
             file=file,
@@ -194,7 +193,7 @@ def _test(
 
 
 def _resolve(
-    project: Project, seeds: dict[str, SeedSpec], to: str, file: Path, line: int
+    project: DeclaredProject, seeds: dict[str, SeedSpec], to: str, file: Path, line: int
 ) -> Dependency:
     match = _REF.fullmatch(to.strip())
     if match is None:
@@ -219,46 +218,3 @@ def _number_duplicate_names(tests: list[DataTestSpec]) -> None:
         if seen[test.name] > 1:
             renamed = f"{test.name}_{seen[test.name]}"
             tests[index] = DataTestSpec(**{**test.__dict__, "name": renamed})
-
-
-# -- SQL -------------------------------------------------------------------------------------
-
-
-def data_test_sql(project: Project, test: DataTestSpec, now: datetime) -> str:
-    """The query returning ``test``'s failing rows, rendered through the ``test_<kind>`` macro.
-
-    ``now`` (UTC, naive) is the reference time of freshness tests; ``runner test`` takes it once,
-    when it starts, so every freshness test of a run uses the same instant.
-    """
-    model = project.models[test.model]
-    context = batch_context(project, model, batch_id=0)
-    relation = model.target_table
-    p = test.params
-    args: dict[str, tuple[Any, ...]] = {
-        "unique": (relation, test.column),
-        "not_null": (relation, test.column),
-        "accepted_values": (relation, test.column, [sql_literal(v) for v in p.get("values", [])]),
-        "relationships": (relation, test.column, test.reads[-1].table, p.get("field")),
-        "expression_is_true": (relation, p.get("expression")),
-        "freshness": (relation, p.get("column"), _age(p.get("max_age")), timestamp_literal(now)),
-    }
-    return project.templates.render_macro(f"test_{test.kind}", context, *args[test.kind]).strip()
-
-
-def _age(max_age: Any) -> str:
-    match = _AGE.fullmatch(str(max_age).strip())
-    return f"{match.group(1)} {match.group(2).upper()}S" if match else str(max_age)
-
-
-def sql_literal(value: Any) -> str:
-    """A YAML value as a SQL literal: strings quoted (quotes doubled), numbers and booleans
-    as they are."""
-    if isinstance(value, bool):
-        return "TRUE" if value else "FALSE"
-    if isinstance(value, int | float):
-        return str(value)
-    return "'" + str(value).replace("\\", "\\\\").replace("'", "\\'") + "'"
-
-
-def timestamp_literal(moment: datetime) -> str:
-    return f"TIMESTAMP '{moment.strftime('%Y-%m-%d %H:%M:%S')}'"

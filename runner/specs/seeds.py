@@ -20,15 +20,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
-from runner.config import ModelConfig, split_table_name
 from runner.errors import ConfigError, RunnerError
-from runner.model_sql import CompiledStatement
-from runner.project import Project
-from runner.templating.batch_facts import BatchStats
-from runner.templating.context import batch_mode_context
-from runner.testing.layout import project_folder, yaml_files
-from runner.testing.models_yaml import description_of
-from runner.testing.values import Column, check_value, parse_columns
+from runner.specs.layout import DeclaredProject, project_folder, yaml_files
+from runner.specs.models_yaml import description_of
+from runner.specs.target import split_table_name
+from runner.specs.values import Column, check_value, parse_columns
 from runner.yaml_loader import YamlMap, check_keys, load_yaml
 
 SEED_KEYS = ("target", "columns", "header", "delimiter", "description")
@@ -54,9 +50,9 @@ class SeedSpec:
     description: str = ""  # documentation only: the manifest and the docs site show it
 
 
-def load_seeds(project: Project) -> dict[str, SeedSpec]:
+def load_seeds(project: DeclaredProject) -> dict[str, SeedSpec]:
     """Every seed of the project: each ``seeds/*.csv`` with its declaration in ``seeds/*.yml``."""
-    folder = project_folder(project, "seeds")
+    folder = project_folder(project.root, "seeds")
     seeds: dict[str, SeedSpec] = {}
     for file in yaml_files(folder):
         document = load_yaml(file)
@@ -179,37 +175,3 @@ def _checked_row(
         except ValueError as exc:
             raise SeedError(f"column '{column.name}': {exc}", file=file, line=line) from None
     return tuple(values)
-
-
-def seed_statements(project: Project, seed: SeedSpec) -> tuple[CompiledStatement, ...]:
-    """``CREATE SCHEMA`` and the registration of the seed's Delta table under its name, from
-    the same (overridable) macros as a model's target."""
-    schema, _ = split_table_name(seed.table)
-    location = project.target.table_location(seed.table)
-    names = [c.name for c in seed.columns]
-    context = batch_mode_context(
-        model_name=seed.name,
-        config=ModelConfig(target=seed.table),
-        this=seed.table,
-        batch_id=0,
-        batch_view=f"{seed.name}__seed",
-        batch_columns=names,
-        target_columns=names,
-        batch_stats=BatchStats(None, measured=None),
-        project_vars=project.vars,
-        target_name=project.target.name,
-        ref=project.ref,
-    )
-    render = project.templates.render_macro
-    return (
-        CompiledStatement(
-            "setup", 0, render("create_schema", context, schema).strip(), seed.file, seed.line
-        ),
-        CompiledStatement(
-            "setup",
-            1,
-            render("attach_target", context, seed.table, location=str(location)).strip(),
-            seed.file,
-            seed.line,
-        ),
-    )

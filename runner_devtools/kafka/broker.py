@@ -13,9 +13,9 @@ KRaft combined mode (broker and controller in one process) in a directory of its
 
 Command line::
 
-    python -m runner.kafka.broker start  --port 9092 --dir target/kafka
-    python -m runner.kafka.broker status --dir target/kafka
-    python -m runner.kafka.broker stop   --dir target/kafka
+    python -m runner_devtools.kafka.broker start  --port 9092 --dir target/kafka
+    python -m runner_devtools.kafka.broker status --dir target/kafka
+    python -m runner_devtools.kafka.broker stop   --dir target/kafka
 
 In Python (tests): ``with local_broker() as bootstrap_servers: ...`` starts a broker on free
 ports in a temporary directory and removes both afterwards.
@@ -117,7 +117,7 @@ class LocalBroker:
         if self.pid() is not None:
             raise BrokerError(
                 f"a broker is already running from {self.directory} (pid {self.pid()})",
-                hint=f"python -m runner.kafka.broker stop --dir {self.directory}",
+                hint=f"python -m runner_devtools.kafka.broker stop --dir {self.directory}",
             )
         if accepts_connections(self.port):
             raise BrokerError(
@@ -323,7 +323,7 @@ def _java() -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m runner.kafka.broker",
+        prog="python -m runner_devtools.kafka.broker",
         description="Start, stop or inspect a local single-node Apache Kafka broker (KRaft).",
     )
     parser.add_argument("command", choices=["start", "stop", "status"])

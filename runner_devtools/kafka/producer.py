@@ -18,7 +18,7 @@ delete (a late event after a delete would re-insert it, which no MERGE can tell 
 
 Command line::
 
-    python -m runner.kafka.producer --bootstrap-servers localhost:9092 --topic orders \\
+    python -m runner_devtools.kafka.producer --bootstrap-servers localhost:9092 --topic orders \\
         --count 200 --seed 7 --malformed-share 0.1
 """
 
@@ -292,7 +292,7 @@ def _json(event: dict[str, Any]) -> bytes:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m runner.kafka.producer",
+        prog="python -m runner_devtools.kafka.producer",
         description="Produce deterministic order events (with malformed ones) to a topic.",
     )
     parser.add_argument("--bootstrap-servers", default="localhost:9092")

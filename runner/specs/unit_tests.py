@@ -28,12 +28,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from runner.config import CDF_COLUMNS, KAFKA_FORMAT, ModelSpec
 from runner.errors import ConfigError
-from runner.model_sql import target_columns
-from runner.project import Project
-from runner.testing.models_yaml import check_keys, models_yaml_documents, require_map
-from runner.testing.values import Column, check_value, parse_columns
+from runner.specs.layout import DeclaredProject
+from runner.specs.models_yaml import check_keys, models_yaml_documents, require_map
+from runner.specs.values import Column, check_value
 from runner.yaml_loader import YamlMap
 
 UNIT_TEST_KEYS = ("model", "description", "given", "batches", "expect", "expect_changes")
@@ -69,7 +67,7 @@ class UnitTestSpec:
     description: str = ""
 
 
-def load_unit_tests(project: Project) -> list[UnitTestSpec]:
+def load_unit_tests(project: DeclaredProject) -> list[UnitTestSpec]:
     """Every unit test under ``unit_tests:`` in ``models/*.yml``."""
     tests: dict[str, UnitTestSpec] = {}
     for doc in models_yaml_documents(project):
@@ -86,7 +84,7 @@ def load_unit_tests(project: Project) -> list[UnitTestSpec]:
     return list(tests.values())
 
 
-def _unit_test(project: Project, name: str, raw: YamlMap) -> UnitTestSpec:
+def _unit_test(project: DeclaredProject, name: str, raw: YamlMap) -> UnitTestSpec:
     check_keys(raw, UNIT_TEST_KEYS, f"unit test '{name}'")
     assert raw.file is not None
     model = raw.get("model")
@@ -150,37 +148,6 @@ def _csv_rows(path: Path, yaml_file: Path, line: int) -> Rows:
             rows.append({k.strip(): v for k, v in record.items()})
             lines.append(reader.line_num)
     return Rows(tuple(rows), tuple(lines), path, 1)
-
-
-# -- columns and values ------------------------------------------------------------------------
-
-
-def batch_columns(project: Project, model: ModelSpec) -> list[Column]:
-    """The columns of the model's micro-batches (its stream's schema)."""
-    stream = project.stream_of(model)
-    if stream.format == KAFKA_FORMAT:
-        raise ConfigError(
-            f"unit tests of '{model.name}': a Kafka stream's batches are raw Kafka records "
-            "(key, value bytes, offsets), which unit tests cannot declare yet",
-            file=model.file,
-            line=model.config_line,
-        )
-    ddl = project.stream_columns_ddl(stream)
-    if not ddl:
-        raise ConfigError(
-            f"unit tests of '{model.name}': the columns of stream '{stream.name}' are unknown",
-            file=stream.file,
-            line=stream.line,
-        )
-    return parse_columns(ddl)
-
-
-def table_columns(project: Project, model: ModelSpec) -> list[Column]:
-    return parse_columns(", ".join(target_columns(project, model)))
-
-
-def change_columns(project: Project, model: ModelSpec) -> list[Column]:
-    return [*table_columns(project, model), *parse_columns(CDF_COLUMNS)]
 
 
 def checked_rows(block: Rows, columns: list[Column], what: str) -> list[tuple[str | None, ...]]:

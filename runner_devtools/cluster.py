@@ -1,5 +1,7 @@
-"""`runner cluster start|stop|status`: a standalone Spark cluster and a Spark Connect server on
-this machine, for trying and testing the cluster targets (runner/local_cluster.py)."""
+"""`python -m runner_devtools.cluster start|stop|status`: a standalone Spark cluster and a Spark
+Connect server on this machine, for trying and testing the cluster targets (``local_cluster``).
+
+A development tool, not a `runner` command: the product only connects to a cluster."""
 
 from __future__ import annotations
 
@@ -11,13 +13,14 @@ import typer
 from runner.cli.errors import reported_errors
 from runner.cli.options import Debug, ProjectDir
 
-if TYPE_CHECKING:  # imported where used: `runner --help` and `runner lint` load only their own
-    from runner.local_cluster import LocalCluster
+if TYPE_CHECKING:  # imported where used: `--help` loads only the command line
+    from runner_devtools.local_cluster import LocalCluster
 
 cluster_app = typer.Typer(
     help="A local Spark standalone cluster and Spark Connect server (loopback only). "
-    "Example: runner cluster start --workers 2",
+    "Example: python -m runner_devtools.cluster start --workers 2",
     no_args_is_help=True,
+    add_completion=False,
 )
 
 Directory = Annotated[
@@ -31,7 +34,7 @@ Directory = Annotated[
 
 
 def _cluster(project_dir: Path, directory: Path | None) -> LocalCluster:
-    from runner.local_cluster import LocalCluster
+    from runner_devtools.local_cluster import LocalCluster
 
     return LocalCluster(directory or project_dir / "target" / "cluster")
 
@@ -67,7 +70,7 @@ def start(
     """Start a master, N workers and a Spark Connect server on 127.0.0.1, then print the
     targets to put in project.yml.
 
-    Example: runner cluster start --workers 2
+    Example: python -m runner_devtools.cluster start --workers 2
     """
     from runner.cli.progress import console
 
@@ -95,7 +98,7 @@ def stop(
 ) -> None:
     """Stop every process of the local cluster (SIGTERM, then SIGKILL after 20 s).
 
-    Example: runner cluster stop
+    Example: python -m runner_devtools.cluster stop
     """
     from runner.cli.progress import console
 
@@ -111,7 +114,7 @@ def status(
     """Each process of the local cluster: running or stopped, PID, address, log. Exit code 1
     when one is stopped.
 
-    Example: runner cluster status
+    Example: python -m runner_devtools.cluster status
     """
     from runner.cli.progress import console
 
@@ -122,3 +125,7 @@ def status(
             console.print(line, highlight=False)
         if not lines or None in cluster.pids().values():
             raise typer.Exit(1)
+
+
+if __name__ == "__main__":
+    cluster_app()

@@ -1,4 +1,4 @@
-"""Typed, immutable specs of a project: its target, streams and models.
+"""A model: its template, where it is, and its validated ``config(...)`` call.
 
 Built by ``runner.project``; every validation error names the file and line it comes from.
 """
@@ -9,132 +9,18 @@ import difflib
 import re
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any, Final, Literal, get_args
+from typing import Any, Literal, get_args
 
 from runner.choices import is_one_of
 from runner.ddl import DdlTypeError, check_column_types
 from runner.errors import ConfigError
 from runner.expectations import Expectation, parse_expectations
-from runner.kafka_spec import KafkaSpec
-from runner.secrets import holds_secret, reveal_all
-from runner.target_address import Address, TargetKind, parse_master, parse_remote
+from runner.secrets import holds_secret
+from runner.specs.target import split_table_name
 
-# A stream's `format:` (runner/streams.py checks it).
-SourceFormat = Literal["json", "csv", "parquet", "rate", "rate-micro-batch", "kafka", "delta"]
-SOURCE_FORMATS: tuple[SourceFormat, ...] = get_args(SourceFormat)
-# Source formats with a fixed schema, and the formats that read files from a path.
-FIXED_SCHEMAS: dict[SourceFormat, str] = {
-    "rate": "timestamp TIMESTAMP, value BIGINT",
-    "rate-micro-batch": "timestamp TIMESTAMP, value BIGINT",
-}
-FILE_FORMATS: tuple[SourceFormat, ...] = ("json", "csv", "parquet")
-# File formats read line by line: bad lines quarantined, undeclared fields kept in a column.
-LINE_FORMATS: tuple[SourceFormat, ...] = ("json", "csv")
-RESCUED_COLUMN = "_rescued_data"
-RESCUED_COLUMN_DDL = f"{RESCUED_COLUMN} STRING"
-KAFKA_FORMAT: Final = "kafka"
-DELTA_FORMAT: Final = "delta"
-# The columns a Delta Change Data Feed adds to the table's own.
-CDF_COLUMNS = "_change_type STRING, _commit_version BIGINT, _commit_timestamp TIMESTAMP"
-# When micro-batches start: every interval, or once over what is available now.
-TriggerKind = Literal["processing_time", "available_now"]
 # What a batch whose columns differ from the target's does (runner/spark/schema_drift.py).
 SchemaDriftPolicy = Literal["fail", "append_new_columns", "evolve"]
 SCHEMA_DRIFT_POLICIES: tuple[SchemaDriftPolicy, ...] = get_args(SchemaDriftPolicy)
-# What a lint finding is, by default or as project.yml's `lint: severity:` sets it.
-LintSeverity = Literal["error", "warning"]
-LINT_SEVERITIES: tuple[LintSeverity, ...] = get_args(LintSeverity)
-
-
-@dataclass(frozen=True)
-class TargetSpec:
-    """Where and how the project runs: Spark master (or a Spark Connect ``remote``), storage
-    roots, Spark conf. ``project.load`` validates master / remote."""
-
-    name: str
-    master: str
-    warehouse: Path
-    checkpoint_root: Path
-    # values from env_var() are marked text (runner/secrets.py): revealed only by the session
-    spark_conf: dict[str, str] = field(repr=False)
-    remote: str | None = None  # sc://HOST:PORT: a Spark Connect server; master is then unused
-    conf_file: Path | None = None  # project.yml, and the line of each spark_conf key: for
-    conf_lines: dict[str, int] = field(default_factory=dict, repr=False)  # errors about them
-
-    @property
-    def kind(self) -> TargetKind:
-        return "connect" if self.remote else parse_master(self.master)[0]
-
-    @property
-    def address(self) -> Address | None:
-        """The cluster endpoint to reach; None for local[*] (Spark runs in this process)."""
-        if self.remote:
-            return parse_remote(self.remote)
-        return parse_master(self.master)[1]
-
-    @property
-    def shown(self) -> str:
-        """What progress lines print: the master URL or the Connect address."""
-        return self.remote or self.master
-
-    def table_location(self, table: str) -> Path:
-        """Storage path of a target table ``schema.table`` under the warehouse."""
-        schema, name = split_table_name(table)
-        return self.warehouse / schema / name
-
-    def checkpoint_for(self, model_name: str) -> Path:
-        return self.checkpoint_root / model_name
-
-    def revealed_conf(self) -> dict[str, str]:
-        """``spark_conf`` as the session receives it: values from env_var() read now, so a
-        command that starts no session never needs them (runner/secrets.py)."""
-        return reveal_all(
-            self.spark_conf, used_in="spark_conf", file=self.conf_file, lines=self.conf_lines
-        )
-
-
-@dataclass(frozen=True)
-class TriggerSpec:
-    """When micro-batches start: every ``interval``, or once over what is available now."""
-
-    kind: TriggerKind = "processing_time"
-    interval: str = "5 seconds"
-
-
-@dataclass(frozen=True)
-class StreamSpec:
-    """A streaming source declared in streams/*.yml."""
-
-    name: str
-    file: Path
-    line: int
-    format: SourceFormat
-    path: Path | None
-    schema: str | None
-    options: dict[str, str]
-    trigger: TriggerSpec
-    kafka: KafkaSpec | None = None  # format kafka: servers, topics, value format (schema above)
-    table: str | None = None  # format delta: a table by name
-    ref: str | None = None  # format delta: the target of this model
-    change_data_feed: bool = False  # format delta: stream the table's Change Data Feed
-    description: str = ""  # documentation only: the manifest and the docs site show it
-    option_lines: dict[str, int] = field(default_factory=dict, repr=False)  # option -> line
-
-    def reader_options(self) -> dict[str, str]:
-        """``options`` as ``readStream`` receives them: values from env_var() read now
-        (runner/secrets.py); elsewhere they are shown as ``env_var('NAME')``."""
-        return reveal_all(
-            self.options,
-            used_in=f"stream '{self.name}' option",
-            file=self.file,
-            lines=self.option_lines,
-            line=self.line,
-        )
-
-    @property
-    def columns_ddl(self) -> str | None:
-        """The schema as a DDL string, for formats whose schema is fixed or declared."""
-        return FIXED_SCHEMAS.get(self.format, self.schema)
 
 
 @dataclass(frozen=True)
@@ -197,26 +83,6 @@ class ModelSpec:
     def batch_view(self) -> str:
         """The temp view name the micro-batch is registered under."""
         return f"{self.name}__batch"
-
-
-@dataclass(frozen=True)
-class LintSettings:
-    """project.yml's ``lint:`` key: per-rule severity overrides and disabled rules."""
-
-    severity: dict[str, LintSeverity] = field(default_factory=dict)  # rule code -> severity
-    disable: tuple[str, ...] = ()
-    file: Path | None = None  # project.yml, for errors about unknown rule codes
-    lines: dict[str, int] = field(default_factory=dict)  # rule code -> line that names it
-
-
-def split_table_name(table: str) -> tuple[str, str]:
-    """``'silver.orders'`` -> ``('silver', 'orders')``; a bare name lives in ``default``."""
-    parts = table.split(".")
-    if len(parts) == 1:
-        return "default", parts[0]
-    if len(parts) == 2 and all(parts):
-        return parts[0], parts[1]
-    raise ValueError(f"table name must be 'schema.table' or 'table', got {table!r}")
 
 
 def build_model_config(

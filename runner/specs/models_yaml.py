@@ -7,16 +7,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from runner.errors import ConfigError
-from runner.project import Project
-from runner.testing.layout import project_folder, yaml_files
+from runner.specs.layout import DeclaredProject, project_folder, yaml_files
 from runner.yaml_loader import YamlMap, check_keys, load_yaml
 
 TEST_DOCUMENT_KEYS = ("version", "models", "unit_tests")
 
 
-def models_yaml_documents(project: Project) -> list[YamlMap]:
+def models_yaml_documents(project: DeclaredProject) -> list[YamlMap]:
     """Every ``models/*.yml`` document (each may hold ``models:`` and ``unit_tests:``)."""
-    documents = [load_yaml(file) for file in yaml_files(project_folder(project, "models"))]
+    documents = [load_yaml(file) for file in yaml_files(project_folder(project.root, "models"))]
     for document in documents:
         check_keys(document, TEST_DOCUMENT_KEYS, str(document.file.name if document.file else ""))
     return documents
@@ -41,9 +40,9 @@ class ModelDocs:
     columns: dict[str, str] = field(default_factory=dict)
 
 
-def model_descriptions(project: Project) -> dict[str, ModelDocs]:
+def model_descriptions(project: DeclaredProject) -> dict[str, ModelDocs]:
     """Each model's descriptions from ``models:`` in ``models/*.yml`` (the keys are checked
-    where the data tests are read, runner/testing/data_tests.py); models without any are left
+    where the data tests are read, runner/specs/data_tests.py); models without any are left
     out."""
     found: dict[str, ModelDocs] = {}
     for doc in models_yaml_documents(project):

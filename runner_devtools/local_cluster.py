@@ -10,7 +10,8 @@ One directory (``target/cluster`` by default) holds all of it::
     connect.pid / .log   the Spark Connect server (Delta extension, Delta jars, local[2])
     work/                the workers' scratch space (executor logs)
 
-``runner cluster start|stop|status`` drive it. Importing this module does not import pyspark.
+``python -m runner_devtools.cluster start|stop|status`` drives it. Importing this module does not
+import pyspark.
 """
 
 from __future__ import annotations
@@ -102,7 +103,8 @@ class LocalCluster:
         if running:
             raise ClusterError(
                 f"a cluster already runs in {self.directory} ({', '.join(running)})",
-                hint="`runner cluster status` shows it; `runner cluster stop` stops it",
+                hint="`python -m runner_devtools.cluster status` shows it; "
+                "`python -m runner_devtools.cluster stop` stops it",
             )
         self.directory.mkdir(parents=True, exist_ok=True)
         port = master_port or free_port()

@@ -8,38 +8,14 @@ those models), test names, and ``test_type:data`` / ``test_type:unit``, in dbt's
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from runner.errors import ConfigError
 from runner.project import Project
 from runner.selection import ModelSelector, SelectorPart, Term, parse_selectors, union_of_terms
-from runner.testing.data_tests import DataTestSpec, load_data_tests
-from runner.testing.seeds import SeedSpec, load_seeds
-from runner.testing.unit_specs import UnitTestSpec, load_unit_tests
+from runner.specs.suite import TestSuite
 
 TEST_TYPES = ("data", "unit")
-
-
-@dataclass
-class TestSuite:
-    """The project's seeds and the tests to run."""
-
-    __test__ = False  # not a pytest test class
-
-    seeds: dict[str, SeedSpec] = field(default_factory=dict)
-    data_tests: list[DataTestSpec] = field(default_factory=list)
-    unit_tests: list[UnitTestSpec] = field(default_factory=list)
-
-    @property
-    def size(self) -> int:
-        return len(self.data_tests) + len(self.unit_tests)
-
-
-def load_suite(project: Project) -> TestSuite:
-    """Every seed, data test and unit test the project declares (YAML checked here)."""
-    seeds = load_seeds(project)
-    return TestSuite(seeds, load_data_tests(project, seeds), load_unit_tests(project))
 
 
 def select_tests(
