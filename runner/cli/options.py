@@ -67,7 +67,7 @@ State = Annotated[
     Path | None,
     typer.Option(
         "--state",
-        help="For state:modified / state:new: a directory with the manifest.json of an earlier "
+        help="For state:modified and state:new, a directory with the manifest.json of an earlier "
         "`runner compile` (e.g. main's target/compiled). "
         "Example: --select state:modified+ --state ../main/target/compiled",
     ),
