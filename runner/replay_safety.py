@@ -21,8 +21,7 @@ from sqlglot.errors import ParseError
 
 from runner.errors import RunnerError
 from runner.last_run import SAMPLE_BATCH
-from runner.lint.expressions import table_key, target_names
-from runner.lint.rules import merge_guarded_on
+from runner.lint.expressions import merge_guarded_on, table_key, target_names
 from runner.model_sql import compile_batch
 from runner.project import Project
 from runner.specs.model import ModelSpec

@@ -14,8 +14,9 @@ from pathlib import Path
 
 from sqlglot import exp
 
-from runner.lint.base import ERROR, WARNING, RuleInfo, Violation
+from runner.lint.base import Violation
 from runner.lint.context import Location, ModelContext, ParsedStatement
+from runner.lint.rules.analysis import AnalysisSkipped, SparkAnalysisError
 from runner.project import Project
 from runner.specs.model import ModelSpec
 from runner.specs.target import split_table_name
@@ -62,40 +63,6 @@ class AnalysisFinding:
 
 
 Analyzer = Callable[[Project, list[ModelPlan]], list[AnalysisFinding]]
-
-
-class SparkAnalysisError(RuleInfo):
-    """Spark's analyzer rejects a statement: unresolved column or table, type mismatch, ...
-
-    Only with `runner lint --analyze`. Spark starts locally; each model's batch view is an empty
-    temporary view with the stream's columns and every target an empty Delta table with the
-    target's columns, in a scratch directory (the project's own tables are never touched). Then
-    the model's statements for the first batch and its maintenance statements are analyzed in
-    order: temporary views are created, DML is EXPLAINed. The message is Spark's first line.
-    Analysis of a model stops at its first failing statement (later ones would fail because of
-    it), and a statement that does not parse (DL001) is not reported again.
-    """
-
-    code = "DL100"
-    severity = ERROR
-
-
-class AnalysisSkipped(RuleInfo):
-    """`--analyze` could not analyze the model: its stream has no static schema, ...
-
-    A stream whose columns are known only at run time (a Delta table by path without `schema`,
-    for example) gives the batch view no columns to stand in with, so the model's statements
-    are not sent to Spark. Declare the stream's `schema` to have them analyzed.
-    """
-
-    code = "DL101"
-    severity = WARNING
-
-
-def analysis_rules() -> list[type[RuleInfo]]:
-    """The rules of ``--analyze``. They are not ``Rule``s: Spark, not ``check()``, finds them;
-    the engine applies project.yml's severity, ``disable`` and ``-- noqa`` to them alike."""
-    return [SparkAnalysisError, AnalysisSkipped]
 
 
 def batch_columns_ddl(project: Project, model: ModelSpec) -> str | None:

@@ -1,7 +1,7 @@
 """What every lint rule is: a class with a code, a default severity and ``check(context)``,
 and what it finds: ``Violation``s, made with ``self.violation(context, location, message)``.
 
-The rule set is listed at the bottom of ``runner.lint.rules`` (``all_rules()``); the class
+The rule set is listed once, in the registry ``runner.lint.rules`` (``all_rules()``); the class
 docstring is the rule's documentation (its first line is the summary shown in
 ``docs/compile-and-lint.md``). Of ``runner.lint`` this module imports only ``context`` (what a
 rule sees), which knows nothing of rules.

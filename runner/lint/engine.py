@@ -18,11 +18,11 @@ from sqlglot.errors import ParseError, TokenError
 
 from runner.error_text import first_line
 from runner.errors import ConfigError, RunnerError
-from runner.lint.analyze import Analyzer, analysis_rules, analysis_violations, plan_analysis
+from runner.lint.analyze import Analyzer, analysis_violations, plan_analysis
 from runner.lint.base import ERROR, WARNING, Rule, Violation
 from runner.lint.context import ModelContext, ParsedStatement
 from runner.lint.jinja_scan import scan_template
-from runner.lint.rules import all_rules
+from runner.lint.rules import all_rules, analysis_rules
 from runner.lint.two_processes import in_two_processes
 from runner.logs import logger_level
 from runner.model_sql import CompiledStatement, compile_batch, compile_setup, relative_location

@@ -1,5 +1,6 @@
 """Questions the rules ask of sqlglot expressions: where does a MERGE read from, is that source
-unique on a key, which views does it read, which selects are final projections.
+unique on a key, which views does it read, is it guarded on the sequence column, which selects
+are final projections.
 
 Pure functions over expressions; names compare case-insensitively, as Spark's do by default.
 """
@@ -225,6 +226,62 @@ def statement_results(node: exp.Expr | None) -> list[exp.Expr]:
 
 def optimized_table(node: Optimize) -> str:
     return table_key(node.this) if isinstance(node.this, exp.Table) else ""
+
+
+# -- the sequence guard of a MERGE ----------------------------------------------------------
+
+
+def merge_guarded_on(merge: exp.Merge, column: str, *, every_branch: bool = False) -> bool:
+    """Whether ``merge`` is sequence-guarded on ``column``: a WHEN MATCHED condition compares
+    source and target on it, or its source keeps only events newer than the target's row
+    (DL014). With ``every_branch`` (``runner plan``'s replay safety), every WHEN MATCHED branch
+    must compare, so no branch lets an older event overwrite or delete a newer row."""
+    if _source_filtered_on(merge, column):
+        return True
+    targets = target_names(merge)
+    using = merge.args.get("using")
+    source = using.alias_or_name.lower() if using is not None else ""
+    whens = merge.args.get("whens")
+    matched = [w for w in (whens.expressions if whens is not None else []) if w.args.get("matched")]
+    checks = [_when_compares_on(when, column, source, targets) for when in matched]
+    return all(checks) and bool(checks) if every_branch else any(checks)
+
+
+def _when_compares_on(when: exp.Expr, column: str, source: str, targets: set[str]) -> bool:
+    """Does this WHEN branch's condition compare a source and a target column ``column``?"""
+    condition = when.args.get("condition")
+    if condition is None:
+        return False
+    for compare in condition.find_all(exp.GT, exp.GTE, exp.LT, exp.LTE, exp.NEQ):
+        # a column on each side, or a struct of columns on each side (a sequence list)
+        sides = [
+            [c for c in side.find_all(exp.Column) if c.name.lower() == column]
+            for side in (compare.left, compare.right)
+        ]
+        tables = [{c.table.lower() for c in side} for side in sides]
+        if any(source in t for t in tables) and any(t & targets for t in tables):
+            return True
+    return False
+
+
+def _source_filtered_on(merge: exp.Merge, column: str) -> bool:
+    """Is the MERGE's source a query that reads the target and compares ``column`` in it?
+
+    The guard of a MERGE that keeps only events newer than the target's row before matching
+    (``... LEFT JOIN <target> ... WHERE b.updated_at > c.updated_at``), or that places each
+    event among the target's versions by it (``h.valid_from = b.updated_at``, as ``scd2()``).
+    """
+    using = merge.args.get("using")
+    query = using.this if isinstance(using, exp.Subquery) else None
+    target = table_key(merge.this)
+    if query is None or not target:
+        return False
+    if not any(table_key(table) == target for table in query.find_all(exp.Table)):
+        return False
+    return any(
+        any(c.name.lower() == column for c in compare.find_all(exp.Column))
+        for compare in query.find_all(exp.GT, exp.GTE, exp.LT, exp.LTE, exp.EQ)
+    )
 
 
 # -- statements run together ---------------------------------------------------------------

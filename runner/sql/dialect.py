@@ -16,6 +16,10 @@ the generic ``exp.Command`` fallback, which lint rules cannot inspect:
 Importing this module registers the dialect, so ``sqlglot.parse_one(sql, read="delta")``
 works afterwards.  Grammar reference: Delta's ``DeltaSqlBase.g4`` and the Databricks SQL
 reference.
+
+:func:`parse_statement` is the strict entry point: this grammar, plus the checks of what Spark's
+grammar rejects and sqlglot's parser accepts, which are a table of their own in
+``runner.sql.checks``.
 """
 
 from __future__ import annotations
@@ -28,6 +32,8 @@ from sqlglot.errors import ParseError, TokenError
 from sqlglot.generators.spark import SparkGenerator
 from sqlglot.parsers.spark import SparkParser
 from sqlglot.tokens import TokenType
+
+from runner.sql.checks import check_tokens, check_tree, is_name_list
 
 __all__ = [
     "Delta",
@@ -399,28 +405,6 @@ class Delta(Spark):
 # --------------------------------------------------------------------------- helpers
 
 
-# Words a Spark statement may start with; sqlglot also accepts a bare expression (`orders`,
-# `OPTIMIZ orders`) or a FROM-first query, which Spark rejects.
-_STATEMENT_STARTS = frozenset(
-    {"ALTER", "ANALYZE", "CACHE", "CLEAR", "COMMENT", "CONVERT", "CREATE", "DELETE", "DESC",
-     "DESCRIBE", "DROP", "EXPLAIN", "FSCK", "GENERATE", "GRANT", "INSERT", "LIST", "ADD", "LOAD",
-     "MERGE", "MSCK", "OPTIMIZE", "REFRESH", "REORG", "REPAIR", "REPLACE", "RESET", "RESTORE",
-     "REVOKE", "SELECT", "SET", "SHOW", "TABLE", "TRUNCATE", "UNCACHE", "UPDATE", "USE",
-     "VACUUM", "VALUES", "WITH", "FROM", "("}
-)  # fmt: skip
-# The word that must follow the first word of a statement, as in Spark's grammar.
-_REQUIRED_NEXT = {
-    "INSERT": ("INTO", "OVERWRITE"),
-    "DELETE": ("FROM",),
-    "TRUNCATE": ("TABLE",),
-}
-_ALTER_SET_NEXT = frozenset(
-    {"TBLPROPERTIES", "LOCATION", "SERDE", "SERDEPROPERTIES", "FILEFORMAT", "OWNER", "NOT",
-     "DEFAULT", "DATA", "ROW"}
-)  # fmt: skip
-_QUERY_STARTS = frozenset({"SELECT", "WITH", "VALUES", "TABLE", "FROM"})
-
-
 def _optimize_predicate_end(tokens: list[t.Any], start: int) -> int:
     """Where OPTIMIZE's raw WHERE predicate ends, as Delta's parser decides: at the first
     ``ZORDER BY`` whose tail is a complete ZORDER spec up to the end, else at the end."""
@@ -430,117 +414,23 @@ def _optimize_predicate_end(tokens: list[t.Any], start: int) -> int:
     for index in range(start + 1, len(words) - 2):
         if words[index] == "ZORDER" and words[index + 1] == "BY":
             tail = [tok.text for tok in tokens[index + 2 : len(words)]]
-            if _is_name_list(tail[1:-1] if tail[:1] == ["("] and tail[-1:] == [")"] else tail):
+            if is_name_list(tail[1:-1] if tail[:1] == ["("] and tail[-1:] == [")"] else tail):
                 return index
     return len(words)
-
-
-def _is_name_list(texts: list[str]) -> bool:
-    """``a, b.c, d``: dotted names separated by commas."""
-    expect_name = True
-    for text in texts:
-        if expect_name:
-            if text in (",", ".", "(", ")"):
-                return False
-            expect_name = False
-        elif text in (",", "."):
-            expect_name = True
-        else:
-            return False
-    return bool(texts) and not expect_name
-
-
-def _token_error(token: t.Any, message: str) -> ParseError:
-    return ParseError(
-        f"{message}. Line {token.line}, Col: {token.col}.",
-        errors=[
-            {"description": message, "line": token.line, "col": token.col, "highlight": token.text}
-        ],
-    )
-
-
-def _check_tokens(tokens: list[t.Any]) -> None:
-    """What Spark's grammar requires and sqlglot's parser does not: balanced parentheses, a
-    statement keyword first, INTO after INSERT, FROM after DELETE, TABLE after TRUNCATE, a
-    property keyword after ALTER ... SET, AS before a view's query."""
-    tokens = [tok for tok in tokens if tok.token_type != TokenType.SEMICOLON]
-    if not tokens:
-        return
-    words = [tok.text.upper() for tok in tokens]
-    if words[0] == "OPTIMIZE" and "WHERE" in words:  # the raw predicate may hold anything
-        tokens = tokens[: words.index("WHERE")]
-        words = words[: len(tokens)]
-    depth = 0
-    opened: list[t.Any] = []
-    for token in tokens:
-        if token.token_type == TokenType.L_PAREN:
-            depth += 1
-            opened.append(token)
-        elif token.token_type == TokenType.R_PAREN:
-            depth -= 1
-            if depth < 0:
-                raise _token_error(token, "Unbalanced parentheses: ')' without '('")
-            opened.pop()
-    if opened:
-        raise _token_error(opened[-1], "Unbalanced parentheses: '(' is never closed")
-    first = words[0]
-    if first not in _STATEMENT_STARTS:
-        raise _token_error(tokens[0], f"Expected a statement, found '{tokens[0].text}'")
-    required = _REQUIRED_NEXT.get(first)
-    if required and (len(words) < 2 or words[1] not in required):
-        after = tokens[1] if len(tokens) > 1 else tokens[0]
-        raise _token_error(after, f"Expected {' or '.join(required)} after {first}")
-    depth = 0
-    top_level = []
-    for index, (token, word) in enumerate(zip(tokens, words, strict=True)):
-        depth += word == "("
-        depth -= word == ")"
-        if depth == 0:
-            top_level.append(word)
-        if first == "ALTER" and depth == 0 and word == "SET" and index > 2:
-            following = words[index + 1] if index + 1 < len(words) else ""
-            if following not in _ALTER_SET_NEXT:
-                raise _token_error(token, "Expected TBLPROPERTIES (or LOCATION, ...) after SET")
-        star_after_table = word == "*" and words[index - 1] not in ("SELECT", ",", ".")
-        if first == "INSERT" and depth == 0 and star_after_table:
-            raise _token_error(token, "Expected a query after INSERT INTO <table>")
-    # Spark's FROM-first query is `FROM t` alone, or `FROM t SELECT ...`
-    from_first_alone = first == "FROM" and not {"SELECT", "INSERT"} & set(top_level)
-    if from_first_alone and len(tokens) > 1 and not _is_name_list([tok.text for tok in tokens[1:]]):
-        raise _token_error(tokens[1], "Expected SELECT after FROM <table>")
-    if first == "CREATE" and "VIEW" in words:
-        for index in range(words.index("VIEW") + 1, len(words)):
-            if words[index] in _QUERY_STARTS:
-                before = index - 1
-                while before > 0 and words[before] == "(":
-                    before -= 1
-                if words[before] != "AS":
-                    raise _token_error(tokens[index], "Expected AS before the view's query")
-                break
-
-
-def _check_tree(statement: exp.Expr) -> None:
-    """Shapes sqlglot builds that Spark's grammar has no rule for."""
-    for select in statement.find_all(exp.Select):
-        if select.args.get("joins") and not (select.args.get("from_") or select.args.get("from")):
-            raise ParseError("JOIN without FROM in a SELECT")
-    if isinstance(statement, exp.Insert) and not isinstance(
-        statement.expression, (exp.Query, exp.Values)
-    ):
-        raise ParseError("Expected a query (SELECT, WITH, VALUES) after INSERT INTO <table>")
 
 
 def parse_statement(sql: str, *, allow_command: bool = False) -> exp.Expression:
     """Parse exactly one SQL statement with the :class:`Delta` dialect.
 
-    Raises ``sqlglot.errors.ParseError`` when the text is not valid, is empty or holds
-    more than one statement, and (unless ``allow_command`` is true) when sqlglot could
-    only fall back to an opaque ``exp.Command`` (e.g. ``SHOW TABLES``).
+    Raises ``sqlglot.errors.ParseError`` when the text is not valid (for sqlglot, or for one of
+    ``runner.sql.checks``), is empty or holds more than one statement, and (unless
+    ``allow_command`` is true) when sqlglot could only fall back to an opaque ``exp.Command``
+    (e.g. ``SHOW TABLES``).
     """
     dialect = Delta()
     try:
         tokens = dialect.tokenize(sql)
-        _check_tokens(tokens)
+        check_tokens(tokens)
         statements = [s for s in dialect.parser().parse(tokens, sql) if s is not None]
     except TokenError as error:
         raise ParseError(str(error)) from error
@@ -549,7 +439,7 @@ def parse_statement(sql: str, *, allow_command: bool = False) -> exp.Expression:
         raise ParseError(f"Expected exactly one SQL statement, found {len(statements)}")
 
     (statement,) = statements
-    _check_tree(statement)
+    check_tree(statement)
     if isinstance(statement, exp.Command) and not allow_command:
         raise ParseError(f"Unsupported statement, parsed only as a generic command: {sql!r}")
     if not isinstance(statement, exp.Expression):

@@ -1,5 +1,6 @@
-"""Lint rules are independent: disabling one removes its own findings and nothing else.
-(That runner.lint's modules import each other without a cycle: tests/unit/test_import_graph.py.)"""
+"""Lint rules are independent: disabling one removes its own findings and nothing else, and no
+rule family imports another. (That runner.lint's modules import each other without a cycle:
+tests/unit/test_import_graph.py.)"""
 
 from __future__ import annotations
 
@@ -7,6 +8,9 @@ import shutil
 from pathlib import Path
 
 from runner.lint import all_rules, lint_project
+from runner.lint.base import RuleInfo
+from runner.lint.rules import ANALYSIS_RULES, RULES
+from tests.unit.test_import_graph import REPO, import_graph
 
 FIXTURES = Path(__file__).parent / "fixtures" / "lint"
 
@@ -48,3 +52,32 @@ def test_a_ghost_ref_fails_lint_with_the_unknown_reference_rule_disabled(tmp_pat
     project_yml.write_text(f"{project_yml.read_text().rstrip()}\nlint:\n  disable: [DL007]\n")
     found = [v for v in lint_project(root).violations if v.path.endswith("DL007_bad_ref.sql")]
     assert [v.code for v in found] == ["DL010"] and "no_such_model" in found[0].message
+
+
+def test_rule_families_are_independent_and_listed_only_in_the_registry() -> None:
+    graph = import_graph(REPO, "runner")
+    families = {name for name in graph if name.startswith("runner.lint.rules.")}
+    assert {"runner.lint.rules.merge", "runner.lint.rules.templates"} <= families
+    for family in sorted(families):
+        assert not graph[family] & families, f"{family} imports another rule family"
+    # the registry lists the rules; analyze.py builds the --analyze findings of its two rules
+    importers = {name for name, imported in graph.items() if imported & families} - families
+    assert importers == {"runner.lint.rules", "runner.lint.analyze"}
+
+
+def test_the_registry_lists_every_rule_class_once() -> None:
+    import importlib
+
+    defined = set()
+    for path in sorted((REPO / "runner" / "lint" / "rules").glob("[!_]*.py")):
+        module = importlib.import_module(f"runner.lint.rules.{path.stem}")
+        defined |= {
+            value
+            for value in vars(module).values()
+            if isinstance(value, type)
+            and issubclass(value, RuleInfo)
+            and value.code
+            and value.__module__ == module.__name__
+        }
+    listed = [*RULES, *ANALYSIS_RULES]
+    assert len(listed) == len(set(listed)) and set(listed) == defined

@@ -1,0 +1,165 @@
+"""Lint rules about statements as Spark runs them: syntax, statements run together or opaque to
+the linter, final projections, and DML that rewrites the whole target every batch.
+"""
+
+from __future__ import annotations
+
+from sqlglot import exp
+from sqlglot.errors import ParseError
+
+from runner.error_text import first_line
+from runner.lint.base import ERROR, WARNING, Rule, Violation
+from runner.lint.context import ModelContext, ParsedStatement
+from runner.lint.expressions import final_selects, run_together_at, statement_results, table_key
+
+
+class SqlSyntaxError(Rule):
+    """A rendered statement is not valid Spark/Delta SQL.
+
+    Every statement of the model is rendered for the first batch and a maintenance batch and
+    parsed with the Delta dialect (OPTIMIZE, VACUUM, MERGE WITH SCHEMA EVOLUTION, ... included).
+    The finding points at the token the parser stopped at.
+    """
+
+    code = "DL001"
+    severity = ERROR
+
+    def check(self, context: ModelContext) -> list[Violation]:
+        found = []
+        for parsed in context.statements():
+            error = parsed.error
+            if error is None:
+                continue
+            detail = error.errors[0] if isinstance(error, ParseError) and error.errors else {}
+            if detail.get("line"):
+                token = detail.get("highlight") or ""
+                col = max(int(detail["col"]) - len(token) + 1, 1)
+                where = context.locate_statement_position(parsed, detail["line"], col, token)
+                message = f"{detail.get('description', 'syntax error')} near '{token}'"
+            else:
+                where = context.locate_line(parsed.statement.line)
+                message = first_line(error)
+            found.append(
+                self.violation(context, where, f"SQL syntax error in {_what(parsed)}: {message}")
+            )
+        return found
+
+
+class SelectStarInFinalProjection(Rule):
+    """`SELECT *` in a final projection (a view, INSERT or MERGE source, or a query).
+
+    The columns then change silently when the stream's schema changes. `SELECT *` inside a CTE
+    or subquery that is projected explicitly later is fine, and so are `UPDATE SET *` and
+    `INSERT *` in a MERGE (they are not projections).
+    """
+
+    code = "DL009"
+    severity = WARNING
+
+    def check(self, context: ModelContext) -> list[Violation]:
+        found = []
+        for parsed in context.statements():
+            for query in statement_results(parsed.expression):
+                for select in final_selects(query):
+                    for item in select.expressions:
+                        if isinstance(item, exp.Star) or (
+                            isinstance(item, exp.Column) and isinstance(item.this, exp.Star)
+                        ):
+                            where = context.locate_node(parsed, item)
+                            message = f"SELECT * in the final projection of {_what(parsed)}"
+                            found.append(self.violation(context, where, message))
+        return found
+
+
+class OpaqueStatement(Rule):
+    """A statement parses only as an opaque command, so no rule can check it.
+
+    sqlglot falls back to a generic command for statements it does not know (`SHOW ...`,
+    `REFRESH ...`). They may be fine for Spark, but the linter cannot see inside them. Two
+    statements run together (a missing `;`) are DL015's finding, not this one.
+    """
+
+    code = "DL011"
+    severity = WARNING
+
+    def check(self, context: ModelContext) -> list[Violation]:
+        return [
+            self.violation(
+                context,
+                context.locate_line(parsed.statement.line),
+                f"{_what(parsed)} is not understood by the Delta dialect; it is not linted",
+            )
+            for parsed in context.statements()
+            if isinstance(parsed.expression, exp.Command) and run_together_at(parsed.sql) is None
+        ]
+
+
+class WholeTargetDmlPerBatch(Rule):
+    """`DELETE`, `UPDATE` or `TRUNCATE` of the model's target with no `WHERE`, every batch.
+
+    A model's statements run for every micro-batch, so an unrestricted `DELETE FROM {{ this }}`,
+    `UPDATE {{ this }} SET ...` or `TRUNCATE TABLE {{ this }}` empties or rewrites the whole
+    target each time new events arrive. Restrict it to the keys of the batch
+    (`WHERE key IN (SELECT key FROM {{ batch }})`) or express it as a MERGE.
+    """
+
+    code = "DL012"
+    severity = ERROR
+
+    def check(self, context: ModelContext) -> list[Violation]:
+        model = context.model
+        if model is None:
+            return []
+        target = model.target_table.lower()
+        found = []
+        for statements in context.batches.values():
+            for parsed in statements:
+                node = parsed.expression
+                if isinstance(node, exp.TruncateTable):
+                    tables = [table_key(t) for t in node.expressions]
+                    verb = "TRUNCATE"
+                elif isinstance(node, (exp.Delete, exp.Update)) and not node.args.get("where"):
+                    tables = [table_key(node.this)]
+                    verb = "DELETE" if isinstance(node, exp.Delete) else "UPDATE"
+                else:
+                    continue
+                if target in tables:
+                    where = context.locate_line(parsed.statement.line, verb)
+                    message = (
+                        f"{verb} of the target {model.target_table} with no WHERE runs every "
+                        "micro-batch and rewrites the whole table each time; restrict it to "
+                        "the batch's keys or use MERGE"
+                    )
+                    found.append(self.violation(context, where, message))
+        return found
+
+
+class MissingSemicolon(Rule):
+    """Two statements run together: a `;` is missing between them.
+
+    The model's statements are split at `;`. When one piece does not parse (or parses only as
+    an opaque command) but splits into two statements that each parse at a statement keyword
+    (`MERGE`, `INSERT`, `CREATE`, ...), the `;` before that keyword is missing.
+    """
+
+    code = "DL015"
+    severity = ERROR
+
+    def check(self, context: ModelContext) -> list[Violation]:
+        found = []
+        for parsed in context.statements():
+            if parsed.error is None and not isinstance(parsed.expression, exp.Command):
+                continue
+            offset = run_together_at(parsed.sql)
+            if offset is None:
+                continue
+            keyword = parsed.sql[offset:].split(None, 1)[0].upper()
+            where = context.locate_offset(parsed, offset, keyword)
+            message = f"missing ';' before {keyword}: two statements run together"
+            found.append(self.violation(context, where, message))
+        return found
+
+
+def _what(parsed: ParsedStatement) -> str:
+    """``batch[1] (MERGE)``: which statement, for messages."""
+    return f"{parsed.statement.label} ({parsed.statement.keyword or 'statement'})"
