@@ -35,8 +35,8 @@ from pyspark.sql import functions as F  # noqa: E402
 from bench.upsert.processes import load_average  # noqa: E402
 from runner.config import StreamSpec, TriggerSpec  # noqa: E402
 from runner.project import load  # noqa: E402
-from runner.spark import file_source  # noqa: E402
-from runner.spark.session import build_session  # noqa: E402
+from runner.spark.session.builder import build_session  # noqa: E402
+from runner.spark.sources import files as file_source  # noqa: E402
 
 RESULTS = REPO / "bench" / "results" / "file_source_batch.md"
 WARM_UP = 3
@@ -44,9 +44,9 @@ SCHEMA = "order_id STRING, amount DECIMAL(10,2), updated_at TIMESTAMP, op STRING
 
 
 def old_module(revision: str, scratch: Path) -> ModuleType:
-    """runner/spark/file_source.py as it was at ``revision``, imported under another name."""
+    """runner/spark/sources/files.py as it was at ``revision``, imported under another name."""
     source = subprocess.run(
-        ["git", "show", f"{revision}:runner/spark/file_source.py"],
+        ["git", "show", f"{revision}:runner/spark/sources/files.py"],
         cwd=REPO,
         check=True,
         capture_output=True,

@@ -38,7 +38,7 @@ DELTA_FORMAT: Final = "delta"
 CDF_COLUMNS = "_change_type STRING, _commit_version BIGINT, _commit_timestamp TIMESTAMP"
 # When micro-batches start: every interval, or once over what is available now.
 TriggerKind = Literal["processing_time", "available_now"]
-# What a batch whose columns differ from the target's does (runner/spark/schema_drift.py).
+# What a batch whose columns differ from the target's does (runner/spark/batch/schema_drift.py).
 SchemaDriftPolicy = Literal["fail", "append_new_columns", "evolve"]
 SCHEMA_DRIFT_POLICIES: tuple[SchemaDriftPolicy, ...] = get_args(SchemaDriftPolicy)
 # What a lint finding is, by default or as project.yml's `lint: severity:` sets it.

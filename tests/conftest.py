@@ -134,9 +134,9 @@ def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SparkSession]:
     """The suite's one SparkSession: real Spark, real Delta, small and quiet. Only tests that ask
     for it start a JVM (pyspark is imported here, lazily, for the same reason)."""
     from runner.config import TargetSpec
-    from runner.spark.jars import pyspark_version
-    from runner.spark.kafka_source import connector_coordinates
-    from runner.spark.session import build_session
+    from runner.spark.session.builder import build_session
+    from runner.spark.session.jars import pyspark_version
+    from runner.spark.sources.kafka import connector_coordinates
 
     root = tmp_path_factory.mktemp("spark")
     target = TargetSpec(

@@ -28,7 +28,7 @@ from runner.error_text import first_line
 from runner.project import Project
 
 if TYPE_CHECKING:
-    from runner.spark.batch_report import BatchReport
+    from runner.spark.batch.report import BatchReport
 
 REFRESH_SECONDS = 0.5
 

@@ -1,3 +1,3 @@
 """Kafka tooling around the runner: a real local broker (``broker``) and a producer of order
 events (``producer``). The Kafka section of streams/*.yml is ``runner.kafka_spec`` (the config
-side); the Spark side of the Kafka source is ``runner.spark.kafka_source``."""
+side); the Spark side of the Kafka source is ``runner.spark.sources.kafka``."""

@@ -63,7 +63,7 @@ from runner.logs import logger_level
 from runner.model_sql import compile_setup
 from runner.project import Project
 from runner.secrets import reveal
-from runner.spark.session import build_session
+from runner.spark.session.builder import build_session
 
 ANALYSIS_MASTER = "local[2]"
 EXPLAIN_FAILED = "Error occurred during query planning:"

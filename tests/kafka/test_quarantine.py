@@ -12,10 +12,10 @@ import pytest
 from pyspark.sql import DataFrame, SparkSession
 
 from runner.kafka_spec import KafkaSpec
-from runner.spark.kafka_source import prepare_kafka_batch
-from runner.spark.quarantine import QuarantineError, quarantine_location
-from runner.spark.source_batch import SourceCounts
-from runner.spark.sources import BatchSourceContext, prepare_batch
+from runner.spark.sources.kafka import prepare_kafka_batch
+from runner.spark.sources.quarantine import QuarantineError, quarantine_location
+from runner.spark.sources.source_batch import SourceCounts
+from runner.spark.sources.streams import BatchSourceContext, prepare_batch
 from tests.conftest import ORDERS_SCHEMA
 
 GOOD = (

@@ -31,10 +31,10 @@ from pyspark.sql.streaming import StreamingQuery
 from runner.config import TargetSpec
 from runner.errors import RunnerError
 from runner.model_sql import CompiledStatement
-from runner.spark.batch import BatchExecutor
-from runner.spark.batch_report import BatchReport
-from runner.spark.eventlog import event_log_location
-from runner.spark.statements import StatementResult
+from runner.spark.batch.eventlog import event_log_location
+from runner.spark.batch.report import BatchReport
+from runner.spark.batch.run import BatchExecutor
+from runner.spark.delta.statements import StatementResult
 
 
 def query_session(spark: SparkSession, target: TargetSpec) -> SparkSession:
@@ -76,7 +76,8 @@ class RemoteBatch:
 
 
 # What a worker's error looks like in the query's exception text: the last line of the
-# Python traceback is "runner.spark.remote_batches.RemoteBatchFailed: runner-error: {...}".
+# Python traceback is
+# "runner.spark.streaming.remote_batches.RemoteBatchFailed: runner-error: {...}".
 REMOTE_ERROR_MARK = "runner-error: "
 
 

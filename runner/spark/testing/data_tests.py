@@ -13,7 +13,7 @@ from runner.error_text import first_line
 from runner.errors import RunnerError
 from runner.model_sql import CompiledStatement, compile_setup
 from runner.project import Project
-from runner.spark.relations import attach_existing
+from runner.spark.delta.relations import attach_existing
 from runner.testing.data_tests import DataTestSpec, Dependency, data_test_sql
 from runner.testing.results import ERROR, FAIL, TestResult, failing_rows_table
 from runner.testing.seeds import SeedSpec, seed_statements

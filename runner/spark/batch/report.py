@@ -1,8 +1,8 @@
 """What one micro-batch did: the ``BatchReport`` that ``run_batch`` returns.
 
 In a module of its own because several need it and none should import another for it:
-``batch.py`` fills it in, ``eventlog.py`` records it, ``remote_batches.py`` rebuilds it from the
-event log, and progress output shows it.
+``run.py`` fills it in, ``eventlog.py`` records it, ``streaming/remote_batches.py`` rebuilds it
+from the event log, and progress output shows it.
 """
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from runner.spark.expectations import ExpectationOutcome
-from runner.spark.statements import StatementResult
+from runner.spark.batch.expectations import ExpectationOutcome
+from runner.spark.delta.statements import StatementResult
 
 # The phases run_batch times before the statements, in the order they run.
 BATCH_PHASES = ("source", "expectations", "schema_drift", "render")

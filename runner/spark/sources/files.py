@@ -9,13 +9,13 @@ keeps its file and its line number, computed in the JVM across a file's splits
 - good: its declared columns, typed, plus ``_rescued_data``: the raw JSON of the fields the
   schema does not declare (null when there are none), so nothing the producer sent is lost;
 - malformed, with the first reason that applies, and written to the model's quarantine table
-  (runner/spark/quarantine.py) with its file, line, raw text and reason:
+  (runner/spark/sources/quarantine.py) with its file, line, raw text and reason:
 
   ``invalid UTF-8`` (the line's bytes; unless the stream declares another ``encoding``),
   ``invalid JSON`` / ``not a JSON object`` / ``duplicate key: id`` (json),
   ``CSV header has no column(s): amount``, ``wrong number of fields: 5 of 6`` or
   ``unreadable CSV: ...`` (csv), ``schema mismatch: amount (DECIMAL(10,2))`` (a value present
-  but not readable as its declared type without loss: runner/spark/typed_values.py).
+  but not readable as its declared type without loss: runner/spark/sources/typed_values.py).
 
 Names are matched exactly (case included): a field ``Order_ID`` is not the column
 ``order_id``, and is kept in ``_rescued_data``. A UTF-8 byte-order mark at the start of a file
@@ -48,9 +48,9 @@ from pyspark.sql.types import (
 )
 
 from runner.config import RESCUED_COLUMN, StreamSpec
-from runner.spark.quarantine import ensure_quarantine_table, write_quarantine
-from runner.spark.source_batch import SourceBatch, SourceCounts
-from runner.spark.typed_values import (
+from runner.spark.sources.quarantine import ensure_quarantine_table, write_quarantine
+from runner.spark.sources.source_batch import SourceBatch, SourceCounts
+from runner.spark.sources.typed_values import (
     CORRUPT_COLUMN,
     lossless_value,
     schema_mismatch,

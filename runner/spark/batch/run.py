@@ -22,14 +22,14 @@ from runner.error_text import first_line_with_cause
 from runner.errors import ModelSqlError, RunnerError
 from runner.model_sql import compile_batch
 from runner.project import Project
-from runner.spark.batch_facts import prepare_batch_facts
-from runner.spark.batch_report import BatchReport
-from runner.spark.eventlog import record_batch
-from runner.spark.expectations import apply_expectations
-from runner.spark.replay import committed_metrics
-from runner.spark.schema_drift import apply_drift_policy, promote_rescued_fields
-from runner.spark.sources import BatchSourceContext, prepare_batch
-from runner.spark.statements import StatementResult, run_statement, statement_transaction
+from runner.spark.batch.eventlog import record_batch
+from runner.spark.batch.expectations import apply_expectations
+from runner.spark.batch.facts import prepare_batch_facts
+from runner.spark.batch.report import BatchReport
+from runner.spark.batch.schema_drift import apply_drift_policy, promote_rescued_fields
+from runner.spark.delta.replay import committed_metrics
+from runner.spark.delta.statements import StatementResult, run_statement, statement_transaction
+from runner.spark.sources.streams import BatchSourceContext, prepare_batch
 
 
 class BatchFailed(RunnerError):

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from runner.spark.delta_log import commit_of
-from runner.spark.statements import Transaction
+from runner.spark.delta.delta_log import commit_of
+from runner.spark.delta.statements import Transaction
 
 SCAN_LIMIT = 200
 # operationMetrics of a MERGE commit -> the names of the MERGE statement's own result columns

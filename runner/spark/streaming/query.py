@@ -16,20 +16,20 @@ from runner.config import ModelSpec, TriggerSpec
 from runner.errors import RunnerError
 from runner.last_run import model_record, write_last_run
 from runner.project import Project
-from runner.spark.batch import BatchExecutor
-from runner.spark.batch_report import BatchReport
-from runner.spark.eventlog import ensure_event_log
-from runner.spark.remote_batches import (
+from runner.spark.batch.eventlog import ensure_event_log
+from runner.spark.batch.report import BatchReport
+from runner.spark.batch.run import BatchExecutor
+from runner.spark.delta.statements import StatementResult
+from runner.spark.delta.targets import ensure_target
+from runner.spark.session.builder import release_connect_session
+from runner.spark.sources.streams import read_stream, trigger_kwargs
+from runner.spark.streaming.remote_batches import (
     EventLogProgress,
     RemoteBatch,
     query_session,
     remote_error,
 )
-from runner.spark.session import release_connect_session
-from runner.spark.sources import read_stream, trigger_kwargs
-from runner.spark.state_guard import record_owner
-from runner.spark.statements import StatementResult
-from runner.spark.targets import ensure_target
+from runner.spark.streaming.state_guard import record_owner
 
 COMMIT_WAIT_SECONDS = 30
 STOP_WAIT_SECONDS = 600  # over Connect: how long a batch in flight may take to finish

@@ -33,8 +33,8 @@ from pyspark.sql import functions as F
 
 from runner.error_text import first_line
 from runner.errors import RunnerError
-from runner.spark.errors import retry_on_conflict
-from runner.spark.statements import Transaction
+from runner.spark.delta.statements import Transaction
+from runner.spark.session.conflicts import retry_on_conflict
 
 QUARANTINE_SCHEMA = "quarantine"
 SourceKind = Literal["kafka", "json", "csv", "expectation"]

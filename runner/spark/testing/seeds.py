@@ -12,9 +12,9 @@ from dataclasses import dataclass
 from pyspark.sql import DataFrame, SparkSession
 
 from runner.project import Project
-from runner.spark.frames import text_rows, typed_frame
-from runner.spark.relations import attach_existing
-from runner.spark.targets import latest_version
+from runner.spark.delta.relations import attach_existing
+from runner.spark.delta.targets import latest_version
+from runner.spark.testing.frames import text_rows, typed_frame
 from runner.testing.seeds import SeedSpec, seed_statements
 
 

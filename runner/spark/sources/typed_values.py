@@ -1,7 +1,7 @@
 """Reading input text as declared column types, and naming the values that do not fit.
 
-Shared by the sources that parse text themselves (files: runner/spark/file_source.py; Kafka:
-runner/spark/kafka_source.py), so a value that does not fit its declared type is reported the
+Shared by the sources that parse text themselves (files: runner/spark/sources/files.py; Kafka:
+runner/spark/sources/kafka.py), so a value that does not fit its declared type is reported the
 same way everywhere: ``schema mismatch: amount (DECIMAL(10,2)), updated_at (TIMESTAMP)``.
 
 ``lossless_value`` is the file source's rule (docs/bad-input.md): a value is read from its

@@ -18,8 +18,8 @@ from runner.config import (
     TriggerSpec,
 )
 from runner.errors import ConfigError
-from runner.spark import file_source, kafka_source
-from runner.spark.source_batch import SourceBatch, passed_through
+from runner.spark.sources import files, kafka
+from runner.spark.sources.source_batch import SourceBatch, passed_through
 
 
 @dataclass(frozen=True)
@@ -46,14 +46,14 @@ def read_stream(
     ``ref_location`` is where the target of the model a ``ref:`` stream reads lives.
     """
     if stream.format == KAFKA_FORMAT:
-        return kafka_source.read_kafka_stream(spark, stream)
+        return kafka.read_kafka_stream(spark, stream)
     reader = spark.readStream.format(stream.format).options(**stream.reader_options())
     if stream.format in FILE_FORMATS:
         assert stream.path is not None and stream.schema is not None  # validated at load
         if not stream.path.exists():
             stream.path.mkdir(parents=True, exist_ok=True)  # files arrive later
         if stream.format in LINE_FORMATS:
-            return file_source.read_file_stream(spark, stream)
+            return files.read_file_stream(spark, stream)
         return reader.schema(stream.schema).load(str(stream.path))
     if stream.format == DELTA_FORMAT:
         if stream.change_data_feed:
@@ -72,16 +72,16 @@ def prepare_batch(
     result and calls its ``release`` once, when the batch is done or has failed.
 
     Parquet, rate and Delta sources pass the batch through (persisted as it is). Kafka parses
-    values with the stream's schema (runner/spark/kafka_source.py); JSON and CSV files are
-    split into lines and parsed (runner/spark/file_source.py); both send malformed input to
+    values with the stream's schema (runner/spark/sources/kafka.py); JSON and CSV files are
+    split into lines and parsed (runner/spark/sources/files.py); both send malformed input to
     the quarantine table and count what they read, quarantined and (files) rescued.
     """
     if stream.format == KAFKA_FORMAT:
-        return kafka_source.prepare_kafka_batch(
+        return kafka.prepare_kafka_batch(
             stream, batch_df, batch_id, context.model_name, context.warehouse, context.query_id
         )
-    if stream.format in LINE_FORMATS and file_source.LINE_COLUMN in batch_df.columns:
-        return file_source.prepare_file_batch(
+    if stream.format in LINE_FORMATS and files.LINE_COLUMN in batch_df.columns:
+        return files.prepare_file_batch(
             stream,
             batch_df,
             batch_id,

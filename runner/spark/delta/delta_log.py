@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from runner.spark.statements import Transaction
+from runner.spark.delta.statements import Transaction
 
 _COMMIT_FILE = "[0-9]" * 20 + ".json"
 # a commit or a checkpoint (classic, multi-part or V2) of the log: a table is there

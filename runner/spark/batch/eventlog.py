@@ -19,11 +19,11 @@ from pyspark.sql import Row, SparkSession
 from pyspark.sql import functions as F
 
 from runner.config import TargetSpec
-from runner.spark.batch_report import BatchReport
-from runner.spark.delta_log import identity_metadata
-from runner.spark.errors import retry_on_conflict
-from runner.spark.statements import Transaction
-from runner.spark.targets import delta_table_exists, missing_properties
+from runner.spark.batch.report import BatchReport
+from runner.spark.delta.delta_log import identity_metadata
+from runner.spark.delta.statements import Transaction
+from runner.spark.delta.targets import delta_table_exists, missing_properties
+from runner.spark.session.conflicts import retry_on_conflict
 
 EVENT_LOG_SCHEMA = (
     "model STRING, batch_id BIGINT, query_id STRING, started_at TIMESTAMP, seconds DOUBLE, "

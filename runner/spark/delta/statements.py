@@ -14,7 +14,7 @@ from pyspark.sql import SparkSession
 from runner.error_text import error_text, first_line, with_root_cause
 from runner.errors import ModelSqlError
 from runner.model_sql import CompiledStatement
-from runner.spark.errors import ConflictRetriesExhausted, retry_on_conflict
+from runner.spark.session.conflicts import ConflictRetriesExhausted, retry_on_conflict
 
 TXN_APP_ID = "spark.databricks.delta.write.txnAppId"
 TXN_VERSION = "spark.databricks.delta.write.txnVersion"

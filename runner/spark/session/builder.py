@@ -19,7 +19,7 @@ from runner.config import TargetSpec
 from runner.error_text import first_line
 from runner.errors import ConfigError, SetupError
 from runner.processes import with_extra_jvm_options
-from runner.spark.jars import delta_coordinates, resolve_jars
+from runner.spark.session.jars import delta_coordinates, resolve_jars
 from runner.target_address import TargetUnreachable, check_reachable, unreachable_message
 
 LOG_CONFIG = Path(__file__).resolve().parent / "log4j2.properties"

@@ -7,8 +7,8 @@ from pathlib import Path
 from pyspark.sql import SparkSession
 
 from runner.model_sql import CompiledStatement
-from runner.spark.statements import run_statement
-from runner.spark.targets import delta_table_exists, forget_stale_registration
+from runner.spark.delta.statements import run_statement
+from runner.spark.delta.targets import delta_table_exists, forget_stale_registration
 
 
 def attach_existing(

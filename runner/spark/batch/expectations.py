@@ -31,7 +31,7 @@ from runner.expectations import (
     ExpectationChecks,
     expectation_checks,
 )
-from runner.spark.quarantine import write_quarantine
+from runner.spark.sources.quarantine import write_quarantine
 
 
 class ExpectationFailed(RunnerError):

@@ -31,10 +31,10 @@ from typing import Any
 
 from runner.config import ModelSpec, TargetSpec
 from runner.model_sql import DML_KEYWORDS
-from runner.spark.batch_report import BATCH_PHASES
-from runner.spark.delta_log import Commit, commits_of
-from runner.spark.eventlog import event_log_location, event_log_transaction
-from runner.spark.statements import Transaction, statement_transaction
+from runner.spark.batch.eventlog import event_log_location, event_log_transaction
+from runner.spark.batch.report import BATCH_PHASES
+from runner.spark.delta.delta_log import Commit, commits_of
+from runner.spark.delta.statements import Transaction, statement_transaction
 
 # How far back the logs are read for the rows shown (their commits are among the newest), and
 # the clock's tolerance when a commit older than every row's start ends the search.

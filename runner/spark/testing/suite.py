@@ -8,8 +8,8 @@ from datetime import datetime
 from pyspark.sql import SparkSession
 
 from runner.project import Project
-from runner.spark.data_tests import run_data_test
-from runner.spark.unit_tests import run_unit_test
+from runner.spark.testing.data_tests import run_data_test
+from runner.spark.testing.unit_tests import run_unit_test
 from runner.testing.results import TestResult
 from runner.testing.suite import TestSuite
 

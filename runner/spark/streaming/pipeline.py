@@ -8,10 +8,16 @@ from pyspark.sql import SparkSession
 
 from runner.config import KAFKA_FORMAT, ModelSpec, TriggerSpec
 from runner.project import Project
-from runner.spark.jars import pyspark_version
-from runner.spark.kafka_source import connector_coordinates
-from runner.spark.query import NO_CALLBACKS, Callbacks, RunningModel, start_model, wait_for_all
-from runner.spark.session import build_session
+from runner.spark.session.builder import build_session
+from runner.spark.session.jars import pyspark_version
+from runner.spark.sources.kafka import connector_coordinates
+from runner.spark.streaming.query import (
+    NO_CALLBACKS,
+    Callbacks,
+    RunningModel,
+    start_model,
+    wait_for_all,
+)
 
 
 def session_for(project: Project, models: list[ModelSpec] | None = None) -> SparkSession:

@@ -13,8 +13,8 @@ from runner.errors import ConfigError
 from runner.model_sql import compile_setup, set_properties_statement
 from runner.project import Project
 from runner.secrets import reveal_all
-from runner.spark.delta_log import is_local_delta_table
-from runner.spark.statements import StatementResult, run_statement
+from runner.spark.delta.delta_log import is_local_delta_table
+from runner.spark.delta.statements import StatementResult, run_statement
 
 
 def ensure_target(spark: SparkSession, project: Project, model: ModelSpec) -> list[StatementResult]:

@@ -25,8 +25,8 @@ from runner.checkpoint_owner import (
 )
 from runner.config import ModelSpec
 from runner.project import Project
-from runner.spark.delta_log import local_data_files, local_table_id
-from runner.spark.targets import delta_table_exists
+from runner.spark.delta.delta_log import local_data_files, local_table_id
+from runner.spark.delta.targets import delta_table_exists
 
 # What --adopt-state does with each mismatch, as the run says it.
 ADOPTED: dict[MismatchKind, str] = {

@@ -23,10 +23,10 @@ from runner.config import ModelSpec
 from runner.error_text import first_line
 from runner.errors import RunnerError
 from runner.project import Project
-from runner.spark.batch import run_batch
-from runner.spark.frames import text_rows, typed_frame
-from runner.spark.session import temporary_conf
-from runner.spark.targets import ensure_target, latest_version, registration
+from runner.spark.batch.run import run_batch
+from runner.spark.delta.targets import ensure_target, latest_version, registration
+from runner.spark.session.builder import temporary_conf
+from runner.spark.testing.frames import text_rows, typed_frame
 from runner.testing.diff import RowDiff, diff_rows, diff_table
 from runner.testing.results import ERROR, FAIL, TestResult
 from runner.testing.unit_specs import (

@@ -51,7 +51,7 @@ def default_cache_dir() -> Path:
     (git-ignored), else ``~/.cache/delta-stream-runner/jars`` for an installed package."""
     if os.environ.get("RUNNER_JARS_DIR"):
         return Path(os.environ["RUNNER_JARS_DIR"])
-    checkout = Path(__file__).resolve().parents[2]
+    checkout = Path(__file__).resolve().parents[3]
     if (checkout / "pyproject.toml").exists():
         return checkout / ".cache" / "jars"
     return Path.home() / ".cache" / "delta-stream-runner" / "jars"
@@ -120,7 +120,7 @@ def _resolve_with_maven(
                 f"mvn could not resolve {', '.join(coordinates)}",
                 detail=tail,
                 hint="check network access to Maven Central, or the version pins in "
-                "runner/spark/jars.py",
+                "runner/spark/session/jars.py",
             )
         wanted = []
         for _group, artifact, version in _parse_listing(listing.read_text()):

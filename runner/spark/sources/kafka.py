@@ -21,7 +21,7 @@ What is malformed (checked in this order; the first that applies is the ``reason
     TIMESTAMP. Fields the schema does not declare are ignored.
 
 Where malformed records go
-    The model's quarantine table (runner/spark/quarantine.py), source ``kafka``, position
+    The model's quarantine table (runner/spark/sources/quarantine.py), source ``kafka``, position
     ``topic/partition@offset``, the raw value as ``raw``, and the record's topic, partition,
     offset, timestamp and key. The write is idempotent per batch, so a batch Spark replays
     after a crash does not quarantine its records twice. The good rows of the same batch go on
@@ -40,9 +40,9 @@ from pyspark.sql.types import StringType, StructType, _parse_datatype_string
 from runner.config import StreamSpec
 from runner.errors import ConfigError
 from runner.kafka_spec import KAFKA_COLUMNS, KafkaSpec
-from runner.spark.quarantine import ensure_quarantine_table, write_quarantine
-from runner.spark.source_batch import SourceBatch, SourceCounts
-from runner.spark.typed_values import CORRUPT_COLUMN, schema_mismatch, unreadable_fields
+from runner.spark.sources.quarantine import ensure_quarantine_table, write_quarantine
+from runner.spark.sources.source_batch import SourceBatch, SourceCounts
+from runner.spark.sources.typed_values import CORRUPT_COLUMN, schema_mismatch, unreadable_fields
 
 # Every dependency but the broker: the Spark side of Kafka, as Maven coordinates.
 # The token provider is pinned to 4.0.0, the newest on Maven Central as reachable here; its few
