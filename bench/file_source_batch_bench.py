@@ -37,6 +37,7 @@ from runner.config import StreamSpec, TriggerSpec  # noqa: E402
 from runner.project import load  # noqa: E402
 from runner.spark.session.builder import build_session  # noqa: E402
 from runner.spark.sources import files as file_source  # noqa: E402
+from runner.spark.sources.columns import LINE_COLUMN  # noqa: E402
 
 RESULTS = REPO / "bench" / "results" / "file_source_batch.md"
 WARM_UP = 3
@@ -85,7 +86,7 @@ def batch_frame(spark: SparkSession, landing: Path, before: bool) -> DataFrame:
     return frame.select(
         F.col("_metadata.file_path").alias("_file"),
         F.col("_metadata.file_block_start").alias("_block"),
-        F.col("value").alias(file_source.LINE_COLUMN),
+        F.col("value").alias(LINE_COLUMN),
     )
 
 

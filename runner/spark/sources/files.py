@@ -48,18 +48,39 @@ from pyspark.sql.types import (
 )
 
 from runner.config import RESCUED_COLUMN, StreamSpec
+from runner.spark.sources.columns import (
+    BLOCK_COLUMN,
+    CORRUPT_COLUMN,
+    CSV_COLUMNS_COLUMN,
+    CSV_TOKENS_COLUMN,
+    EXTRA_INDEX_COLUMN,
+    EXTRA_NAMES_COLUMN,
+    FILE_COLUMN,
+    HEADER_ERROR_COLUMN,
+    JSON_KEYS_COLUMN,
+    JSON_STRINGS_COLUMN,
+    LINE_COLUMN,
+    LINE_NUMBER_COLUMN,
+    LINES_BEFORE_COLUMN,
+    POSITION_COLUMN,
+    RAW_COLUMN,
+    REASON_COLUMN,
+    ROW_ID_COLUMN,
+    SPLIT_FIRST_COLUMN,
+    SPLIT_HEAD_COLUMN,
+    SPLIT_LINES_COLUMN,
+    TEXT_COLUMN,
+    VALID_COLUMN,
+)
 from runner.spark.sources.quarantine import ensure_quarantine_table, write_quarantine
 from runner.spark.sources.source_batch import SourceBatch, SourceCounts
 from runner.spark.sources.typed_values import (
-    CORRUPT_COLUMN,
     lossless_value,
     schema_mismatch,
     strings_schema,
     unreadable_fields,
 )
 
-# The line's text as Spark's ``text`` source read it (bytes, not yet checked as UTF-8).
-LINE_COLUMN = "_line_text"
 BOM = "\ufeff"
 ENCODING_OPTIONS = ("encoding", "charset")
 _END = "\u0001end-of-line"  # appended to a CSV line as one more field: tells how many it had
@@ -98,8 +119,8 @@ def read_file_stream(spark: SparkSession, stream: StreamSpec) -> DataFrame:
         .load(str(stream.path))
     )
     return frame.select(
-        F.col("_metadata.file_path").alias("_file"),
-        F.col("_metadata.file_block_start").alias("_block"),
+        F.col("_metadata.file_path").alias(FILE_COLUMN),
+        F.col("_metadata.file_block_start").alias(BLOCK_COLUMN),
         F.col("value").alias(LINE_COLUMN),
     )
 
@@ -133,12 +154,12 @@ def prepare_file_batch(
     try:
         counts = typed.agg(
             F.count(F.lit(1)).alias("read"),
-            F.count("_reason").alias("bad"),
-            F.count_if(F.col("_reason").isNull() & F.col(RESCUED_COLUMN).isNotNull()).alias(
+            F.count(REASON_COLUMN).alias("bad"),
+            F.count_if(F.col(REASON_COLUMN).isNull() & F.col(RESCUED_COLUMN).isNotNull()).alias(
                 "rescued"
             ),
         ).collect()[0]
-        good = typed.where(F.col("_reason").isNull()).select(
+        good = typed.where(F.col(REASON_COLUMN).isNull()).select(
             *[F.col(f"`{f.name}`") for f in schema.fields], F.col(RESCUED_COLUMN)
         )
         if check_rows is not None:
@@ -146,12 +167,14 @@ def prepare_file_batch(
         ensure_quarantine_table(batch_df.sparkSession, model_name, warehouse)
         if counts["bad"]:
             write_quarantine(
-                typed.where(F.col("_reason").isNotNull()).select(
-                    F.concat(F.col("_position"), F.lit(":"), F.col("_line")).alias("position"),
-                    F.col("_raw").alias("raw"),
-                    F.col("_reason").alias("reason"),
-                    F.col("_file").alias("file"),
-                    F.col("_line").alias("line"),
+                typed.where(F.col(REASON_COLUMN).isNotNull()).select(
+                    F.concat(F.col(POSITION_COLUMN), F.lit(":"), F.col(LINE_NUMBER_COLUMN)).alias(
+                        "position"
+                    ),
+                    F.col(RAW_COLUMN).alias("raw"),
+                    F.col(REASON_COLUMN).alias("reason"),
+                    F.col(FILE_COLUMN).alias("file"),
+                    F.col(LINE_NUMBER_COLUMN).alias("line"),
                 ),
                 model_name=model_name,
                 batch_id=batch_id,
@@ -182,14 +205,14 @@ class _FileLayout:
 
 _SPLITS_SCHEMA = StructType(
     [
-        StructField("_file", StringType()),
-        StructField("_block", LongType()),
-        StructField("_first", LongType()),
-        StructField("_before", LongType()),
-        StructField("_columns", ArrayType(StringType())),
-        StructField("_header_error", StringType()),
-        StructField("_extra_names", ArrayType(StringType())),
-        StructField("_extra_index", ArrayType(IntegerType())),
+        StructField(FILE_COLUMN, StringType()),
+        StructField(BLOCK_COLUMN, LongType()),
+        StructField(SPLIT_FIRST_COLUMN, LongType()),
+        StructField(LINES_BEFORE_COLUMN, LongType()),
+        StructField(CSV_COLUMNS_COLUMN, ArrayType(StringType())),
+        StructField(HEADER_ERROR_COLUMN, StringType()),
+        StructField(EXTRA_NAMES_COLUMN, ArrayType(StringType())),
+        StructField(EXTRA_INDEX_COLUMN, ArrayType(IntegerType())),
     ]
 )
 
@@ -207,31 +230,33 @@ def _numbered_lines(
     small aggregate per batch counts the lines of each split (and keeps its first line: a CSV
     file's header); it is collected, and broadcast back to number every line."""
     raw = batch_df.select(
-        "_file", "_block", F.monotonically_increasing_id().alias("_id"), LINE_COLUMN
+        FILE_COLUMN, BLOCK_COLUMN, F.monotonically_increasing_id().alias(ROW_ID_COLUMN), LINE_COLUMN
     )
     splits = (
-        raw.groupBy("_file", "_block")
+        raw.groupBy(FILE_COLUMN, BLOCK_COLUMN)
         .agg(
-            F.min("_id").alias("_first"),
-            F.count(F.lit(1)).alias("_n"),
-            F.min_by(LINE_COLUMN, "_id").alias("_head"),
+            F.min(ROW_ID_COLUMN).alias(SPLIT_FIRST_COLUMN),
+            F.count(F.lit(1)).alias(SPLIT_LINES_COLUMN),
+            F.min_by(LINE_COLUMN, ROW_ID_COLUMN).alias(SPLIT_HEAD_COLUMN),
         )
         .collect()
     )
     layouts = {
-        row["_file"]: _layout(stream, schema, row["_head"]) for row in splits if row["_block"] == 0
+        row[FILE_COLUMN]: _layout(stream, schema, row[SPLIT_HEAD_COLUMN])
+        for row in splits
+        if row[BLOCK_COLUMN] == 0
     }
     before: dict[str, int] = {}
     table = []
-    for row in sorted(splits, key=lambda r: (r["_file"], r["_block"])):
-        layout = layouts.get(row["_file"], _FileLayout())
-        count = before.get(row["_file"], 0)
-        before[row["_file"]] = count + int(row["_n"])
+    for row in sorted(splits, key=lambda r: (r[FILE_COLUMN], r[BLOCK_COLUMN])):
+        layout = layouts.get(row[FILE_COLUMN], _FileLayout())
+        count = before.get(row[FILE_COLUMN], 0)
+        before[row[FILE_COLUMN]] = count + int(row[SPLIT_LINES_COLUMN])
         table.append(
             (
-                row["_file"],
-                row["_block"],
-                row["_first"],
+                row[FILE_COLUMN],
+                row[BLOCK_COLUMN],
+                row[SPLIT_FIRST_COLUMN],
                 count,
                 layout.columns,
                 layout.header_error,
@@ -241,16 +266,16 @@ def _numbered_lines(
         )
     offsets = batch_df.sparkSession.createDataFrame(table, _SPLITS_SCHEMA)
     width = max((len(layout.columns or []) for layout in layouts.values()), default=0)
-    line = F.col("_before") + F.col("_id") - F.col("_first") + 1
-    numbered = raw.join(F.broadcast(offsets), ["_file", "_block"]).select(
-        F.regexp_replace(F.col("_file"), "^file:(//)?", "").alias("_file"),
-        _position(F.col("_file"), project_root).alias("_position"),
-        line.alias("_line"),
+    line = F.col(LINES_BEFORE_COLUMN) + F.col(ROW_ID_COLUMN) - F.col(SPLIT_FIRST_COLUMN) + 1
+    numbered = raw.join(F.broadcast(offsets), [FILE_COLUMN, BLOCK_COLUMN]).select(
+        F.regexp_replace(F.col(FILE_COLUMN), "^file:(//)?", "").alias(FILE_COLUMN),
+        _position(F.col(FILE_COLUMN), project_root).alias(POSITION_COLUMN),
+        line.alias(LINE_NUMBER_COLUMN),
         F.col(LINE_COLUMN),
-        "_columns",
-        "_header_error",
-        "_extra_names",
-        "_extra_index",
+        CSV_COLUMNS_COLUMN,
+        HEADER_ERROR_COLUMN,
+        EXTRA_NAMES_COLUMN,
+        EXTRA_INDEX_COLUMN,
     )
     return numbered, width
 
@@ -319,12 +344,14 @@ def _decoded(stream: StreamSpec, lines: DataFrame) -> DataFrame:
     else:
         text, valid = value, F.is_valid_utf8(value)
     text = F.regexp_replace(text, "\r$", "")
-    text = F.when(F.col("_line") == 1, F.regexp_replace(text, f"^{BOM}", "")).otherwise(text)
+    text = F.when(F.col(LINE_NUMBER_COLUMN) == 1, F.regexp_replace(text, f"^{BOM}", "")).otherwise(
+        text
+    )
     header = _csv_options(stream).get("header", "false").lower() == "true"
-    frame = lines.select("*", valid.alias("_valid"), text.alias("_text")).drop(LINE_COLUMN)
-    frame = frame.where(~F.col("_text").rlike(r"^\s*$"))
+    frame = lines.select("*", valid.alias(VALID_COLUMN), text.alias(TEXT_COLUMN)).drop(LINE_COLUMN)
+    frame = frame.where(~F.col(TEXT_COLUMN).rlike(r"^\s*$"))
     if stream.format == "csv" and header:
-        frame = frame.where(F.col("_line") > 1)
+        frame = frame.where(F.col(LINE_NUMBER_COLUMN) > 1)
     return frame
 
 
@@ -342,18 +369,18 @@ def _typed(stream: StreamSpec, schema: StructType, lines: DataFrame, width: int)
     value_of = {f.name: lossless_value(raw_of[f.name], f.dataType, formats) for f in schema.fields}
     mismatch = unreadable_fields(schema.fields, raw_of, value_of)
     reason = (
-        F.when(~F.col("_valid"), F.lit("invalid UTF-8"))
+        F.when(~F.col(VALID_COLUMN), F.lit("invalid UTF-8"))
         .when(broken.isNotNull(), broken)
         .when(mismatch != "", schema_mismatch(mismatch))
     )
     return frame.select(
-        "_file",
-        "_position",
-        "_line",
-        F.when(reason.isNotNull(), F.make_valid_utf8("_text")).alias("_raw"),
+        FILE_COLUMN,
+        POSITION_COLUMN,
+        LINE_NUMBER_COLUMN,
+        F.when(reason.isNotNull(), F.make_valid_utf8(TEXT_COLUMN)).alias(RAW_COLUMN),
         *[value_of[f.name].cast(f.dataType).alias(f.name) for f in schema.fields],
         F.when(reason.isNull(), rescued).alias(RESCUED_COLUMN),
-        reason.alias("_reason"),
+        reason.alias(REASON_COLUMN),
     )
 
 
@@ -371,13 +398,13 @@ def _json_fields(
         and k not in ENCODING_OPTIONS
     }
     options.update(mode="PERMISSIVE", columnNameOfCorruptRecord=CORRUPT_COLUMN)
-    text = F.col("_text")
+    text = F.col(TEXT_COLUMN)
     frame = lines.select(
         "*",
-        F.from_json(text, strings_schema(names), options).alias("_strings"),
-        F.json_object_keys(text).alias("_keys"),
+        F.from_json(text, strings_schema(names), options).alias(JSON_STRINGS_COLUMN),
+        F.json_object_keys(text).alias(JSON_KEYS_COLUMN),
     )
-    keys = F.col("_keys")
+    keys = F.col(JSON_KEYS_COLUMN)
     repeated = F.array_distinct(
         F.filter(keys, lambda k: F.size(F.filter(keys, lambda o: o == k)) > 1)
     )
@@ -388,7 +415,7 @@ def _json_fields(
                 F.lit("not a JSON object")
             ),
         )
-        .when(F.col("_strings")[CORRUPT_COLUMN].isNotNull(), F.lit("invalid JSON"))
+        .when(F.col(JSON_STRINGS_COLUMN)[CORRUPT_COLUMN].isNotNull(), F.lit("invalid JSON"))
         .when(
             F.size(keys) != F.size(F.array_distinct(keys)),
             F.concat(F.lit("duplicate key: "), F.array_join(repeated, ", ")),
@@ -397,7 +424,7 @@ def _json_fields(
     undeclared = F.filter(keys, lambda k: ~k.isin(names))
     extras = F.map_filter(F.from_json(text, "MAP<STRING, VARIANT>"), lambda k, _: ~k.isin(names))
     rescued = F.when(broken.isNull() & (F.size(undeclared) > 0), F.to_json(extras))
-    raw_of = {n: F.col("_strings")[n] for n in names}
+    raw_of = {n: F.col(JSON_STRINGS_COLUMN)[n] for n in names}
     return frame, raw_of, rescued, broken
 
 
@@ -413,12 +440,16 @@ def _csv_fields(
     sep = _separator(options)
     slots = max(width, len(schema.fields)) + 2
     wide = StructType([StructField(f"c{i}", StringType()) for i in range(slots)])
-    parsed = F.from_csv(F.concat(F.col("_text"), F.lit(sep + _END)), wide.simpleString(), options)
-    frame = lines.select("*", F.array(*[parsed[f"c{i}"] for i in range(slots)]).alias("_tokens"))
-    tokens, columns = F.col("_tokens"), F.col("_columns")
+    parsed = F.from_csv(
+        F.concat(F.col(TEXT_COLUMN), F.lit(sep + _END)), wide.simpleString(), options
+    )
+    frame = lines.select(
+        "*", F.array(*[parsed[f"c{i}"] for i in range(slots)]).alias(CSV_TOKENS_COLUMN)
+    )
+    tokens, columns = F.col(CSV_TOKENS_COLUMN), F.col(CSV_COLUMNS_COLUMN)
     count = F.array_position(tokens, _END) - 1
     broken = (
-        F.when(F.col("_header_error").isNotNull(), F.col("_header_error"))
+        F.when(F.col(HEADER_ERROR_COLUMN).isNotNull(), F.col(HEADER_ERROR_COLUMN))
         .when(
             count < 0,
             F.when(
@@ -437,9 +468,9 @@ def _csv_fields(
     for f in schema.fields:
         index = F.array_position(columns, f.name).cast("int")
         raw_of[f.name] = F.when(index > 0, F.element_at(tokens, index))
-    values = F.transform(F.col("_extra_index"), lambda i: F.element_at(tokens, i))
+    values = F.transform(F.col(EXTRA_INDEX_COLUMN), lambda i: F.element_at(tokens, i))
     rescued = F.when(
-        F.size(F.col("_extra_names")) > 0,
-        F.to_json(F.map_from_arrays(F.col("_extra_names"), values)),
+        F.size(F.col(EXTRA_NAMES_COLUMN)) > 0,
+        F.to_json(F.map_from_arrays(F.col(EXTRA_NAMES_COLUMN), values)),
     )
     return frame, raw_of, rescued, broken

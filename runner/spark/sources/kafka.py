@@ -40,9 +40,17 @@ from pyspark.sql.types import StringType, StructType, _parse_datatype_string
 from runner.config import StreamSpec
 from runner.errors import ConfigError
 from runner.kafka_spec import KAFKA_COLUMNS, KafkaSpec
+from runner.spark.sources.columns import (
+    CORRUPT_COLUMN,
+    JSON_COLUMN,
+    KAFKA_RECORD_COLUMNS,
+    PARSED_COLUMN,
+    RAW_FIELDS_COLUMN,
+    REASON_COLUMN,
+)
 from runner.spark.sources.quarantine import ensure_quarantine_table, write_quarantine
 from runner.spark.sources.source_batch import SourceBatch, SourceCounts
-from runner.spark.sources.typed_values import CORRUPT_COLUMN, schema_mismatch, unreadable_fields
+from runner.spark.sources.typed_values import schema_mismatch, unreadable_fields
 
 # Every dependency but the broker: the Spark side of Kafka, as Maven coordinates.
 # The token provider is pinned to 4.0.0, the newest on Maven Central as reachable here; its few
@@ -83,7 +91,7 @@ def prepare_kafka_batch(
     parsed = _parse(batch_df, kafka).persist(StorageLevel.MEMORY_AND_DISK)
     try:
         counts = parsed.agg(
-            F.count(F.lit(1)).alias("read"), F.count("_reason").alias("bad")
+            F.count(F.lit(1)).alias("read"), F.count(REASON_COLUMN).alias("bad")
         ).collect()[0]
         rows_read, rows_bad = int(counts["read"]), int(counts["bad"])
         ensure_quarantine_table(session, model_name, warehouse)
@@ -100,9 +108,9 @@ def prepare_kafka_batch(
         parsed.unpersist()
         raise
     names = [field.name for field in _value_schema(kafka).fields]
-    good = parsed.where(F.col("_reason").isNull()).select(
-        *[F.col(f"_parsed.`{name}`").alias(name) for name in names],
-        *[F.col(f"_kafka_{column[len('kafka_') :]}").alias(column) for column in KAFKA_COLUMNS],
+    good = parsed.where(F.col(REASON_COLUMN).isNull()).select(
+        *[F.col(f"{PARSED_COLUMN}.`{name}`").alias(name) for name in names],
+        *[_record(column.removeprefix("kafka_")).alias(column) for column in KAFKA_COLUMNS],
     )
     return SourceBatch(good, SourceCounts(rows_read, rows_bad), parsed.unpersist, counted=True)
 
@@ -114,27 +122,27 @@ def _parse(batch_df: DataFrame, kafka: KafkaSpec) -> DataFrame:
     schema = _value_schema(kafka)
     with_corrupt = StructType([*schema.fields]).add(CORRUPT_COLUMN, StringType())
     options = {"mode": "PERMISSIVE", "columnNameOfCorruptRecord": CORRUPT_COLUMN}
-    value = F.col("_kafka_value")
+    value = _record("value")
     frame = batch_df.select(
-        F.col("key").cast("string").alias("_kafka_key"),
-        F.col("value").cast("string").alias("_kafka_value"),
-        F.col("topic").alias("_kafka_topic"),
-        F.col("partition").alias("_kafka_partition"),
-        F.col("offset").alias("_kafka_offset"),
-        F.col("timestamp").alias("_kafka_timestamp"),
+        *[
+            (F.col(name).cast("string") if name in ("key", "value") else F.col(name)).alias(ours)
+            for name, ours in KAFKA_RECORD_COLUMNS.items()
+        ]
     ).select(
         "*",
-        F.from_json(value, with_corrupt, options).alias("_parsed"),
+        F.from_json(value, with_corrupt, options).alias(PARSED_COLUMN),
         # Every top-level field's raw text: tells "absent" from "present but not readable".
-        F.from_json(value, "MAP<STRING, STRING>").alias("_raw_fields"),
-        F.get_json_object(value, "$").alias("_json"),
+        F.from_json(value, "MAP<STRING, STRING>").alias(RAW_FIELDS_COLUMN),
+        F.get_json_object(value, "$").alias(JSON_COLUMN),
     )
-    return frame.withColumn("_reason", _reason(schema, kafka.required)).drop("_raw_fields", "_json")
+    return frame.withColumn(REASON_COLUMN, _reason(schema, kafka.required)).drop(
+        RAW_FIELDS_COLUMN, JSON_COLUMN
+    )
 
 
 def _reason(schema: StructType, required: tuple[str, ...]) -> Column:
     """Why a record is malformed, or null when it is good."""
-    value, parsed, raw = F.col("_kafka_value"), F.col("_parsed"), F.col("_raw_fields")
+    value, parsed, raw = _record("value"), F.col(PARSED_COLUMN), F.col(RAW_FIELDS_COLUMN)
     fields = {f.name: parsed[f.name] for f in schema.fields}
     raw_fields = {f.name: raw[f.name] for f in schema.fields}
     unreadable = unreadable_fields(schema.fields, raw_fields, fields)
@@ -142,7 +150,7 @@ def _reason(schema: StructType, required: tuple[str, ...]) -> Column:
     missing = F.concat_ws(", ", *[F.when(parsed[name].isNull(), F.lit(name)) for name in required])
     return (
         F.when(value.isNull(), F.lit("null value"))
-        .when(F.col("_json").isNull(), F.lit("invalid JSON"))
+        .when(F.col(JSON_COLUMN).isNull(), F.lit("invalid JSON"))
         .when(raw.isNull() | parsed.isNull(), F.lit("not a JSON object"))
         .when(mismatch.isNotNull(), mismatch)
         .when(missing != "", F.concat(F.lit("missing required field(s): "), missing))
@@ -151,18 +159,22 @@ def _reason(schema: StructType, required: tuple[str, ...]) -> Column:
 
 def _rejected(parsed: DataFrame) -> DataFrame:
     """The malformed records in the quarantine's shape; position ``topic/partition@offset``."""
-    return parsed.where(F.col("_reason").isNotNull()).select(
+    return parsed.where(F.col(REASON_COLUMN).isNotNull()).select(
         F.format_string(
-            "%s/%d@%d", F.col("_kafka_topic"), F.col("_kafka_partition"), F.col("_kafka_offset")
+            "%s/%d@%d", _record("topic"), _record("partition"), _record("offset")
         ).alias("position"),
-        F.col("_kafka_value").alias("raw"),
-        F.col("_reason").alias("reason"),
-        F.col("_kafka_topic").alias("topic"),
-        F.col("_kafka_partition").alias("partition"),
-        F.col("_kafka_offset").alias("offset"),
-        F.col("_kafka_timestamp").alias("timestamp"),
-        F.col("_kafka_key").alias("key"),
+        _record("value").alias("raw"),
+        F.col(REASON_COLUMN).alias("reason"),
+        *[
+            _record(name).alias(name)
+            for name in ("topic", "partition", "offset", "timestamp", "key")
+        ],
     )
+
+
+def _record(name: str) -> Column:
+    """The Kafka record's column ``name`` (``key``, ``value``, ...) in the parsed frame."""
+    return F.col(KAFKA_RECORD_COLUMNS[name])
 
 
 def _value_schema(kafka: KafkaSpec) -> StructType:

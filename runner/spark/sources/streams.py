@@ -19,6 +19,7 @@ from runner.config import (
 )
 from runner.errors import ConfigError
 from runner.spark.sources import files, kafka
+from runner.spark.sources.columns import LINE_COLUMN
 from runner.spark.sources.source_batch import SourceBatch, passed_through
 
 
@@ -80,7 +81,7 @@ def prepare_batch(
         return kafka.prepare_kafka_batch(
             stream, batch_df, batch_id, context.model_name, context.warehouse, context.query_id
         )
-    if stream.format in LINE_FORMATS and files.LINE_COLUMN in batch_df.columns:
+    if stream.format in LINE_FORMATS and LINE_COLUMN in batch_df.columns:
         return files.prepare_file_batch(
             stream,
             batch_df,

@@ -28,8 +28,8 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
-# The column Spark's JSON reader (PERMISSIVE mode) fills with the record it could not read.
-CORRUPT_COLUMN = "_corrupt_record"
+from runner.spark.sources.columns import CORRUPT_COLUMN
+
 _MAX_PRECISION = 38
 # A plain decimal number's fraction digits, trailing zeros left out: group 1 of this pattern.
 _FRACTION = r"^\s*[+-]?[0-9]*\.([0-9]*?)0*\s*$"
