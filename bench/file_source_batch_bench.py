@@ -37,7 +37,8 @@ from runner.config import StreamSpec, TriggerSpec  # noqa: E402
 from runner.project import load  # noqa: E402
 from runner.spark.session.builder import build_session  # noqa: E402
 from runner.spark.sources import files as file_source  # noqa: E402
-from runner.spark.sources.columns import LINE_COLUMN  # noqa: E402
+from runner.spark.sources.columns import BLOCK_COLUMN, FILE_COLUMN, LINE_COLUMN  # noqa: E402
+from runner.spark.sources.source_batch import BatchSourceContext  # noqa: E402
 
 RESULTS = REPO / "bench" / "results" / "file_source_batch.md"
 WARM_UP = 3
@@ -84,8 +85,8 @@ def batch_frame(spark: SparkSession, landing: Path, before: bool) -> DataFrame:
         )
     frame = spark.read.format("text").option("lineSep", "\n").load(str(landing))
     return frame.select(
-        F.col("_metadata.file_path").alias("_file"),
-        F.col("_metadata.file_block_start").alias("_block"),
+        F.col("_metadata.file_path").alias(FILE_COLUMN),
+        F.col("_metadata.file_block_start").alias(BLOCK_COLUMN),
         F.col("value").alias(LINE_COLUMN),
     )
 
@@ -96,7 +97,11 @@ def one_batch(
     """Seconds of the source's work on one batch, and the good rows it gave."""
     frame = batch_frame(spark, stream.path or Path(), module is not file_source)
     started = time.perf_counter()
-    batch = module.prepare_file_batch(stream, frame, batch_id, "m", warehouse, "bench")
+    if module is file_source:
+        context = BatchSourceContext("m", batch_id, warehouse, "bench")
+        batch = module.prepare_file_batch(stream, frame, context)
+    else:  # a revision from before the source took a BatchSourceContext
+        batch = module.prepare_file_batch(stream, frame, batch_id, "m", warehouse, "bench")
     try:
         rows = batch.rows.count()
     finally:

@@ -29,7 +29,8 @@ from runner.spark.batch.report import BatchReport
 from runner.spark.batch.schema_drift import apply_drift_policy, promote_rescued_fields
 from runner.spark.delta.replay import committed_metrics
 from runner.spark.delta.statements import StatementResult, run_statement, statement_transaction
-from runner.spark.sources.streams import BatchSourceContext, prepare_batch
+from runner.spark.sources.source_batch import BatchSourceContext
+from runner.spark.sources.streams import prepare_batch
 
 
 class BatchFailed(RunnerError):
@@ -74,6 +75,7 @@ def run_batch(
     stream = project.stream_of(model)
     source_context = BatchSourceContext(
         model.name,
+        batch_id,
         project.target.warehouse,
         query_id,
         project.root,
@@ -81,7 +83,7 @@ def run_batch(
         check_rows=lambda rows: promote_rescued_fields(model, rows),
     )
     # The source's work (parse, quarantine, count); its cached frame is this batch's to release.
-    source = prepare_batch(stream, batch_df, batch_id, source_context)
+    source = prepare_batch(stream, batch_df, source_context)
     report.quarantined = source.counts.rows_quarantined
     report.rescued = source.counts.rows_rescued
     try:

@@ -30,11 +30,9 @@ batch's idempotent-write identities: a replayed batch neither loses nor duplicat
 from __future__ import annotations
 
 import csv
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from pyspark import StorageLevel
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import (
@@ -72,8 +70,8 @@ from runner.spark.sources.columns import (
     TEXT_COLUMN,
     VALID_COLUMN,
 )
-from runner.spark.sources.quarantine import ensure_quarantine_table, write_quarantine
-from runner.spark.sources.source_batch import SourceBatch, SourceCounts
+from runner.spark.sources.quarantine import SourceKind
+from runner.spark.sources.source_batch import BatchSourceContext, SourceBatch, parsed_batch
 from runner.spark.sources.typed_values import (
     lossless_value,
     schema_mismatch,
@@ -133,60 +131,27 @@ def declared_schema(stream: StreamSpec) -> StructType:
 
 
 def prepare_file_batch(
-    stream: StreamSpec,
-    batch_df: DataFrame,
-    batch_id: int,
-    model_name: str,
-    warehouse: Path,
-    query_id: str | None,
-    project_root: Path | None = None,
-    check_rows: Callable[[DataFrame], DataFrame] | None = None,
+    stream: StreamSpec, batch_df: DataFrame, context: BatchSourceContext
 ) -> SourceBatch:
     """Number the batch's lines, quarantine the malformed ones, return the good rows
-    (declared columns, then ``_rescued_data``) with the counts. ``check_rows`` sees (and may
-    extend) the good rows before the quarantine write, so an error it raises leaves the
-    quarantine untouched. The typed lines are persisted until the caller releases the returned
-    SourceBatch; if this fails, they are released here."""
+    (declared columns, then ``_rescued_data``) with the counts (``parsed_batch``)."""
     schema = declared_schema(stream)
-    numbered, width = _numbered_lines(stream, schema, batch_df, project_root)
+    numbered, width = _numbered_lines(stream, schema, batch_df, context.project_root)
     lines = _decoded(stream, numbered)
-    typed = _typed(stream, schema, lines, width).persist(StorageLevel.MEMORY_AND_DISK)
-    try:
-        counts = typed.agg(
-            F.count(F.lit(1)).alias("read"),
-            F.count(REASON_COLUMN).alias("bad"),
-            F.count_if(F.col(REASON_COLUMN).isNull() & F.col(RESCUED_COLUMN).isNotNull()).alias(
-                "rescued"
-            ),
-        ).collect()[0]
-        good = typed.where(F.col(REASON_COLUMN).isNull()).select(
-            *[F.col(f"`{f.name}`") for f in schema.fields], F.col(RESCUED_COLUMN)
-        )
-        if check_rows is not None:
-            good = check_rows(good)
-        ensure_quarantine_table(batch_df.sparkSession, model_name, warehouse)
-        if counts["bad"]:
-            write_quarantine(
-                typed.where(F.col(REASON_COLUMN).isNotNull()).select(
-                    F.concat(F.col(POSITION_COLUMN), F.lit(":"), F.col(LINE_NUMBER_COLUMN)).alias(
-                        "position"
-                    ),
-                    F.col(RAW_COLUMN).alias("raw"),
-                    F.col(REASON_COLUMN).alias("reason"),
-                    F.col(FILE_COLUMN).alias("file"),
-                    F.col(LINE_NUMBER_COLUMN).alias("line"),
-                ),
-                model_name=model_name,
-                batch_id=batch_id,
-                source="json" if stream.format == "json" else "csv",
-                warehouse=warehouse,
-                query_id=query_id,
-            )
-    except BaseException:
-        typed.unpersist()
-        raise
-    read = SourceCounts(int(counts["read"]), int(counts["bad"]), int(counts["rescued"]))
-    return SourceBatch(good, read, typed.unpersist, counted=True)
+    typed = _typed(stream, schema, lines, width)
+    good = typed.where(F.col(REASON_COLUMN).isNull()).select(
+        *[F.col(f"`{f.name}`") for f in schema.fields], F.col(RESCUED_COLUMN)
+    )
+    rejected = typed.where(F.col(REASON_COLUMN).isNotNull()).select(
+        F.concat(F.col(POSITION_COLUMN), F.lit(":"), F.col(LINE_NUMBER_COLUMN)).alias("position"),
+        F.col(RAW_COLUMN).alias("raw"),
+        F.col(REASON_COLUMN).alias("reason"),
+        F.col(FILE_COLUMN).alias("file"),
+        F.col(LINE_NUMBER_COLUMN).alias("line"),
+    )
+    source: SourceKind = "json" if stream.format == "json" else "csv"
+    rescued = F.col(RESCUED_COLUMN).isNotNull()
+    return parsed_batch(typed, good, rejected, source, context, rescued=rescued)
 
 
 # -- numbering lines (JVM: split-aware, bounded memory) ------------------------------------

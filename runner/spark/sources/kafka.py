@@ -30,9 +30,6 @@ Where malformed records go
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from pyspark import StorageLevel
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import StringType, StructType, _parse_datatype_string
@@ -48,8 +45,7 @@ from runner.spark.sources.columns import (
     RAW_FIELDS_COLUMN,
     REASON_COLUMN,
 )
-from runner.spark.sources.quarantine import ensure_quarantine_table, write_quarantine
-from runner.spark.sources.source_batch import SourceBatch, SourceCounts
+from runner.spark.sources.source_batch import BatchSourceContext, SourceBatch, parsed_batch
 from runner.spark.sources.typed_values import schema_mismatch, unreadable_fields
 
 # Every dependency but the broker: the Spark side of Kafka, as Maven coordinates.
@@ -75,44 +71,18 @@ def read_kafka_stream(spark: SparkSession, stream: StreamSpec) -> DataFrame:
 
 
 def prepare_kafka_batch(
-    stream: StreamSpec,
-    batch_df: DataFrame,
-    batch_id: int,
-    model_name: str,
-    warehouse: Path,
-    query_id: str | None = None,
+    stream: StreamSpec, batch_df: DataFrame, context: BatchSourceContext
 ) -> SourceBatch:
     """Parse the batch's values; quarantine the malformed ones; return the good rows with the
-    counts. The parsed batch is persisted (Kafka is read once, not once per action) until the
-    caller releases the returned SourceBatch; if this fails, it is released here.
-    """
+    counts (``parsed_batch``: Kafka is read once, not once per action)."""
     kafka = _kafka(stream)
-    session = batch_df.sparkSession
-    parsed = _parse(batch_df, kafka).persist(StorageLevel.MEMORY_AND_DISK)
-    try:
-        counts = parsed.agg(
-            F.count(F.lit(1)).alias("read"), F.count(REASON_COLUMN).alias("bad")
-        ).collect()[0]
-        rows_read, rows_bad = int(counts["read"]), int(counts["bad"])
-        ensure_quarantine_table(session, model_name, warehouse)
-        if rows_bad:
-            write_quarantine(
-                _rejected(parsed),
-                model_name=model_name,
-                batch_id=batch_id,
-                source="kafka",
-                warehouse=warehouse,
-                query_id=query_id,
-            )
-    except BaseException:
-        parsed.unpersist()
-        raise
+    parsed = _parse(batch_df, kafka)
     names = [field.name for field in _value_schema(kafka).fields]
     good = parsed.where(F.col(REASON_COLUMN).isNull()).select(
         *[F.col(f"{PARSED_COLUMN}.`{name}`").alias(name) for name in names],
         *[_record(column.removeprefix("kafka_")).alias(column) for column in KAFKA_COLUMNS],
     )
-    return SourceBatch(good, SourceCounts(rows_read, rows_bad), parsed.unpersist, counted=True)
+    return parsed_batch(parsed, good, _rejected(parsed), "kafka", context)
 
 
 # -- parsing -------------------------------------------------------------------------------

@@ -1,5 +1,6 @@
 """A micro-batch as its source hands it to ``run_batch``: the rows, the source's counts, and the
-one call that releases what the source cached for it.
+one call that releases what the source cached for it; and ``parsed_batch``, the one way the
+parsing sources (files.py, kafka.py) turn their parsed frame into it.
 
 Sources return this value instead of keeping results in module state: ``run_batch`` owns it,
 reads the counts from it, and calls ``release`` in its ``finally``, so a batch's cache lives
@@ -10,8 +11,31 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
-from pyspark.sql import DataFrame
+from pyspark import StorageLevel
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+
+from runner.spark.sources.columns import REASON_COLUMN
+from runner.spark.sources.quarantine import SourceKind, ensure_quarantine_table, write_quarantine
+
+
+@dataclass(frozen=True)
+class BatchSourceContext:
+    """What a source's work on one batch needs to know about the run."""
+
+    model_name: str
+    batch_id: int
+    warehouse: Path
+    # The streaming query's id (checkpoint metadata), for idempotent source-side writes; when
+    # None, the quarantine write reads it from the Spark thread running the batch.
+    query_id: str | None = None
+    # File positions in the quarantine are shown relative to it (``landing/orders/x.json:3``).
+    project_root: Path | None = None
+    # Checks the good rows before anything is written (the schema-drift policy on rescued
+    # fields): what it raises stops the batch before the quarantine write too.
+    check_rows: Callable[[DataFrame], DataFrame] | None = None
 
 
 @dataclass(frozen=True)
@@ -53,3 +77,47 @@ def passed_through(batch_df: DataFrame) -> SourceBatch:
     """A batch the source does no work on: persisted as it is (several statements read it)."""
     batch_df.persist()
     return SourceBatch(batch_df, SourceCounts(), batch_df.unpersist)
+
+
+def parsed_batch(
+    parsed: DataFrame,
+    good: DataFrame,
+    rejected: DataFrame,
+    source: SourceKind,
+    context: BatchSourceContext,
+    rescued: Column | None = None,
+) -> SourceBatch:
+    """The batch of a source that parses its input: ``parsed`` has one row per input record and
+    ``_reason`` (null when the record is good); ``good`` and ``rejected`` are its good rows as the
+    model reads them and its malformed ones in the quarantine's shape, both selected from it.
+
+    ``parsed`` is persisted (the input is read once, not once per action) and counted in one job
+    (``rescued``: the condition that makes a good row one with rescued fields; files only); the
+    good rows go through ``context.check_rows``; the quarantine table is made to exist and the
+    malformed rows are written to it under the batch's idempotent-write identity. ``parsed``
+    stays persisted until the caller releases the returned SourceBatch; if this fails, it is
+    released here."""
+    parsed.persist(StorageLevel.MEMORY_AND_DISK)
+    try:
+        measures = [F.count(F.lit(1)).alias("read"), F.count(REASON_COLUMN).alias("bad")]
+        if rescued is not None:
+            measures.append(F.count_if(F.col(REASON_COLUMN).isNull() & rescued).alias("rescued"))
+        totals = parsed.agg(*measures).collect()[0]
+        if context.check_rows is not None:
+            good = context.check_rows(good)
+        ensure_quarantine_table(parsed.sparkSession, context.model_name, context.warehouse)
+        if totals["bad"]:
+            write_quarantine(
+                rejected,
+                model_name=context.model_name,
+                batch_id=context.batch_id,
+                source=source,
+                warehouse=context.warehouse,
+                query_id=context.query_id,
+            )
+    except BaseException:
+        parsed.unpersist()
+        raise
+    rows_rescued = int(totals["rescued"]) if rescued is not None else 0
+    counts = SourceCounts(int(totals["read"]), int(totals["bad"]), rows_rescued)
+    return SourceBatch(good, counts, parsed.unpersist, counted=True)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -20,23 +18,7 @@ from runner.config import (
 from runner.errors import ConfigError
 from runner.spark.sources import files, kafka
 from runner.spark.sources.columns import LINE_COLUMN
-from runner.spark.sources.source_batch import SourceBatch, passed_through
-
-
-@dataclass(frozen=True)
-class BatchSourceContext:
-    """What source-side batch work may need to know about the run."""
-
-    model_name: str
-    warehouse: Path
-    # The streaming query's id (checkpoint metadata), for idempotent source-side writes; when
-    # None, the Kafka source reads it from the Spark thread running the batch.
-    query_id: str | None = None
-    # File positions in the quarantine are shown relative to it (``landing/orders/x.json:3``).
-    project_root: Path | None = None
-    # Checks the good rows before anything is written (the schema-drift policy on rescued
-    # fields): what it raises stops the batch before the quarantine write too.
-    check_rows: Callable[[DataFrame], DataFrame] | None = None
+from runner.spark.sources.source_batch import BatchSourceContext, SourceBatch, passed_through
 
 
 def read_stream(
@@ -67,7 +49,7 @@ def read_stream(
 
 
 def prepare_batch(
-    stream: StreamSpec, batch_df: DataFrame, batch_id: int, context: BatchSourceContext
+    stream: StreamSpec, batch_df: DataFrame, context: BatchSourceContext
 ) -> SourceBatch:
     """Source-specific work on a micro-batch before the model sees it; the caller owns the
     result and calls its ``release`` once, when the batch is done or has failed.
@@ -78,20 +60,9 @@ def prepare_batch(
     the quarantine table and count what they read, quarantined and (files) rescued.
     """
     if stream.format == KAFKA_FORMAT:
-        return kafka.prepare_kafka_batch(
-            stream, batch_df, batch_id, context.model_name, context.warehouse, context.query_id
-        )
+        return kafka.prepare_kafka_batch(stream, batch_df, context)
     if stream.format in LINE_FORMATS and LINE_COLUMN in batch_df.columns:
-        return files.prepare_file_batch(
-            stream,
-            batch_df,
-            batch_id,
-            context.model_name,
-            context.warehouse,
-            context.query_id,
-            context.project_root,
-            context.check_rows,
-        )
+        return files.prepare_file_batch(stream, batch_df, context)
     return passed_through(batch_df)
 
 
