@@ -19,7 +19,7 @@ from pyspark.sql import Row, SparkSession
 from pyspark.sql import functions as F
 
 from runner.config import TargetSpec
-from runner.spark.batch.report import BatchReport
+from runner.spark.batch.report import BATCH_PHASES, BatchReport
 from runner.spark.delta.delta_log import identity_metadata
 from runner.spark.delta.statements import Transaction
 from runner.spark.delta.targets import delta_table_exists, missing_properties
@@ -99,7 +99,11 @@ def record_batch(
             Row(name=e.name, action=e.action, passed=e.passed, failed=e.failed)
             for e in report.expectations
         ],
-        [Row(phase=name, seconds=round(took, 3)) for name, took in report.phases.items()],
+        [  # in the order they are shown, whatever the order they ran in
+            Row(phase=name, seconds=round(report.phases[name], 3))
+            for name in BATCH_PHASES
+            if name in report.phases
+        ],
         report.dropped,
     )
     frame = session.createDataFrame([row], EVENT_LOG_SCHEMA)

@@ -13,7 +13,9 @@ from datetime import datetime
 from runner.spark.batch.expectations import ExpectationOutcome
 from runner.spark.delta.statements import StatementResult
 
-# The phases run_batch times before the statements, in the order they run.
+# The phases run_batch times before the statements, in the order they are shown. They run in
+# the order source, schema_drift, expectations, render, except that the source's quarantine
+# write runs after schema_drift (which may stop the batch first) and is timed as source.
 BATCH_PHASES = ("source", "expectations", "schema_drift", "render")
 
 

@@ -26,10 +26,10 @@ from runner.spark.batch.eventlog import record_batch
 from runner.spark.batch.expectations import apply_expectations
 from runner.spark.batch.facts import prepare_batch_facts
 from runner.spark.batch.report import BatchReport
-from runner.spark.batch.schema_drift import apply_drift_policy, promote_rescued_fields
+from runner.spark.batch.schema_drift import apply_schema_drift
 from runner.spark.delta.replay import committed_metrics
 from runner.spark.delta.statements import StatementResult, run_statement, statement_transaction
-from runner.spark.sources.source_batch import BatchSourceContext
+from runner.spark.sources.source_batch import BatchSourceContext, quarantine_rejected
 from runner.spark.sources.streams import prepare_batch
 
 
@@ -52,15 +52,17 @@ def run_batch(
     on_statement: Callable[[str, int, StatementResult], None] | None = None,
     may_be_replay: bool = True,
 ) -> BatchReport:
-    """Everything one micro-batch does, on ``batch_df``'s own session: source-side work, row
-    expectations, the batch view, the schema-drift policy, the model's statements (DML under
-    Delta's idempotent-write identity ``<query_id>:<model>:<statement>`` / ``batch_id``),
-    maintenance, and the event-log row. What the source cached for the batch is released when
-    the batch ends, whether it committed or failed.
+    """Everything one micro-batch does, on ``batch_df``'s own session: source-side work, the
+    schema-drift policy, the source's quarantine write, row expectations, the batch view, the
+    model's statements (DML under Delta's idempotent-write identity
+    ``<query_id>:<model>:<statement>`` / ``batch_id``), maintenance, and the event-log row. What
+    the source cached for the batch is released when the batch ends, whether it committed or
+    failed.
 
-    The report times each phase before the statements (``source``, ``expectations``,
-    ``schema_drift``, ``render``) and each statement; ``seconds`` is the whole batch up to the
-    event-log write, which cannot time itself (``runner history --timings`` derives it).
+    The report times each phase before the statements (``source``, its quarantine write
+    included; ``schema_drift``; ``expectations``; ``render``) and each statement; ``seconds`` is
+    the whole batch up to the event-log write, which cannot time itself (``runner history
+    --timings`` derives it).
 
     ``may_be_replay`` is False only when the caller knows Spark is not replaying the batch
     (BatchExecutor: any batch after the first its query ran); the event-log write then skips
@@ -74,15 +76,9 @@ def run_batch(
     session = batch_df.sparkSession
     stream = project.stream_of(model)
     source_context = BatchSourceContext(
-        model.name,
-        batch_id,
-        project.target.warehouse,
-        query_id,
-        project.root,
-        # schema_drift on undeclared fields, before anything of the batch is written
-        check_rows=lambda rows: promote_rescued_fields(model, rows),
+        model.name, batch_id, project.target.warehouse, query_id, project.root
     )
-    # The source's work (parse, quarantine, count); its cached frame is this batch's to release.
+    # The source's work (parse, count); its cached frame is this batch's to release.
     source = prepare_batch(stream, batch_df, source_context)
     report.quarantined = source.counts.rows_quarantined
     report.rescued = source.counts.rows_rescued
@@ -91,18 +87,22 @@ def run_batch(
         counted = source.row_count
         report.input_rows = counted if counted is not None else source.rows.count()
         report.phases["source"] = clock.lap()
+        # schema-drift policy, rescued fields included: may stop the batch before anything of
+        # it is written, or ALTER the target
+        rows = apply_schema_drift(session, project, model, source.rows)
+        report.phases["schema_drift"] = clock.lap()
+        # the source's malformed input, once the batch may go on (part of the source's time)
+        quarantine_rejected(source, source_context)
+        report.phases["source"] += clock.lap()
         # row expectations: counted, failing rows dropped or quarantined, or the batch stops;
         # the rows left are registered as the batch view
         rows, applied = apply_expectations(
-            model, source.rows, batch_id, warehouse=project.target.warehouse, query_id=query_id
+            model, rows, batch_id, warehouse=project.target.warehouse, query_id=query_id
         )
         report.expectations = applied.outcomes
         report.quarantined += applied.quarantined  # rows, not failed expectations
         report.dropped = applied.dropped
         report.phases["expectations"] = clock.lap()
-        # schema-drift policy: may stop the batch, or ALTER the target, before any statement
-        apply_drift_policy(session, project, model, rows)
-        report.phases["schema_drift"] = clock.lap()
         # the batch's real columns and prune ranges, for rendering
         facts = prepare_batch_facts(session, model, rows)
         statements = compile_batch(project, model, batch_id, facts)

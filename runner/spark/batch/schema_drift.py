@@ -146,6 +146,18 @@ def _sql_type(value: object) -> str:
     return "STRING"
 
 
+def apply_schema_drift(
+    session: SparkSession, project: Project, model: ModelSpec, batch_df: DataFrame
+) -> DataFrame:
+    """The model's schema-drift policy on a batch, in one step before anything of the batch is
+    written: its rescued fields first (``promote_rescued_fields``), then its columns against the
+    target's (``apply_drift_policy``). Returns the batch with the promoted columns; raises
+    SchemaDriftError."""
+    rows = promote_rescued_fields(model, batch_df)
+    apply_drift_policy(session, project, model, rows)
+    return rows
+
+
 def apply_drift_policy(
     session: SparkSession, project: Project, model: ModelSpec, batch_df: DataFrame
 ) -> SchemaDrift:
@@ -185,6 +197,7 @@ __all__ = [
     "SchemaDrift",
     "SchemaDriftError",
     "apply_drift_policy",
+    "apply_schema_drift",
     "find_drift",
     "promote_rescued_fields",
 ]

@@ -133,8 +133,8 @@ def declared_schema(stream: StreamSpec) -> StructType:
 def prepare_file_batch(
     stream: StreamSpec, batch_df: DataFrame, context: BatchSourceContext
 ) -> SourceBatch:
-    """Number the batch's lines, quarantine the malformed ones, return the good rows
-    (declared columns, then ``_rescued_data``) with the counts (``parsed_batch``)."""
+    """Number the batch's lines and type them: the good rows (declared columns, then
+    ``_rescued_data``), the malformed ones for the quarantine, and the counts (``parsed_batch``)."""
     schema = declared_schema(stream)
     numbered, width = _numbered_lines(stream, schema, batch_df, context.project_root)
     lines = _decoded(stream, numbered)

@@ -73,7 +73,7 @@ def read_kafka_stream(spark: SparkSession, stream: StreamSpec) -> DataFrame:
 def prepare_kafka_batch(
     stream: StreamSpec, batch_df: DataFrame, context: BatchSourceContext
 ) -> SourceBatch:
-    """Parse the batch's values; quarantine the malformed ones; return the good rows with the
+    """Parse the batch's values: the good rows, the malformed ones for the quarantine, and the
     counts (``parsed_batch``: Kafka is read once, not once per action)."""
     kafka = _kafka(stream)
     parsed = _parse(batch_df, kafka)

@@ -1,6 +1,7 @@
 """A micro-batch as its source hands it to ``run_batch``: the rows, the source's counts, and the
-one call that releases what the source cached for it; and ``parsed_batch``, the one way the
-parsing sources (files.py, kafka.py) turn their parsed frame into it.
+one call that releases what the source cached for it, and the input it rejected; ``parsed_batch``,
+the one way the parsing sources (files.py, kafka.py) turn their parsed frame into it; and
+``quarantine_rejected``, which writes what they rejected.
 
 Sources return this value instead of keeping results in module state: ``run_batch`` owns it,
 reads the counts from it, and calls ``release`` in its ``finally``, so a batch's cache lives
@@ -33,9 +34,6 @@ class BatchSourceContext:
     query_id: str | None = None
     # File positions in the quarantine are shown relative to it (``landing/orders/x.json:3``).
     project_root: Path | None = None
-    # Checks the good rows before anything is written (the schema-drift policy on rescued
-    # fields): what it raises stops the batch before the quarantine write too.
-    check_rows: Callable[[DataFrame], DataFrame] | None = None
 
 
 @dataclass(frozen=True)
@@ -54,18 +52,28 @@ class SourceCounts:
 
 
 @dataclass(frozen=True)
+class Rejected:
+    """A batch's malformed input in the quarantine's shape, and the source that rejected it."""
+
+    rows: DataFrame
+    source: SourceKind
+
+
+@dataclass(frozen=True)
 class SourceBatch:
     """The rows the model reads (computed once: they come from a persisted frame), the
     source's counts, and ``release``, which unpersists that frame. The caller must call
     ``release`` exactly once, when the batch is done or has failed.
 
     ``counted``: the counts are the source's own (the file and Kafka sources count in the job
-    that fills their cache), so ``rows`` holds ``counts.rows_parsed`` rows."""
+    that fills their cache), so ``rows`` holds ``counts.rows_parsed`` rows. ``rejected``: the
+    input a parsing source rejected, which ``quarantine_rejected`` writes."""
 
     rows: DataFrame
     counts: SourceCounts
     release: Callable[[], object]
     counted: bool = False
+    rejected: Rejected | None = None
 
     @property
     def row_count(self) -> int | None:
@@ -92,32 +100,40 @@ def parsed_batch(
     model reads them and its malformed ones in the quarantine's shape, both selected from it.
 
     ``parsed`` is persisted (the input is read once, not once per action) and counted in one job
-    (``rescued``: the condition that makes a good row one with rescued fields; files only); the
-    good rows go through ``context.check_rows``; the quarantine table is made to exist and the
-    malformed rows are written to it under the batch's idempotent-write identity. ``parsed``
-    stays persisted until the caller releases the returned SourceBatch; if this fails, it is
-    released here."""
+    (``rescued``: the condition that makes a good row one with rescued fields; files only).
+    Nothing is written yet: ``run_batch`` applies the schema-drift policy first, which may stop
+    the batch, then calls ``quarantine_rejected``. ``parsed`` stays persisted until the caller
+    releases the returned SourceBatch; if counting fails, it is released here."""
     parsed.persist(StorageLevel.MEMORY_AND_DISK)
     try:
         measures = [F.count(F.lit(1)).alias("read"), F.count(REASON_COLUMN).alias("bad")]
         if rescued is not None:
             measures.append(F.count_if(F.col(REASON_COLUMN).isNull() & rescued).alias("rescued"))
         totals = parsed.agg(*measures).collect()[0]
-        if context.check_rows is not None:
-            good = context.check_rows(good)
-        ensure_quarantine_table(parsed.sparkSession, context.model_name, context.warehouse)
-        if totals["bad"]:
-            write_quarantine(
-                rejected,
-                model_name=context.model_name,
-                batch_id=context.batch_id,
-                source=source,
-                warehouse=context.warehouse,
-                query_id=context.query_id,
-            )
     except BaseException:
         parsed.unpersist()
         raise
     rows_rescued = int(totals["rescued"]) if rescued is not None else 0
     counts = SourceCounts(int(totals["read"]), int(totals["bad"]), rows_rescued)
-    return SourceBatch(good, counts, parsed.unpersist, counted=True)
+    return SourceBatch(
+        good, counts, parsed.unpersist, counted=True, rejected=Rejected(rejected, source)
+    )
+
+
+def quarantine_rejected(batch: SourceBatch, context: BatchSourceContext) -> None:
+    """Make the model's quarantine table exist and write the batch's malformed input to it,
+    under the batch's idempotent-write identity (a replayed batch writes it once). Nothing for a
+    source that passes its batches through."""
+    if batch.rejected is None:
+        return
+    rows = batch.rejected.rows
+    ensure_quarantine_table(rows.sparkSession, context.model_name, context.warehouse)
+    if batch.counts.rows_quarantined:
+        write_quarantine(
+            rows,
+            model_name=context.model_name,
+            batch_id=context.batch_id,
+            source=batch.rejected.source,
+            warehouse=context.warehouse,
+            query_id=context.query_id,
+        )

@@ -56,8 +56,8 @@ def prepare_batch(
 
     Parquet, rate and Delta sources pass the batch through (persisted as it is). Kafka parses
     values with the stream's schema (runner/spark/sources/kafka.py); JSON and CSV files are
-    split into lines and parsed (runner/spark/sources/files.py); both send malformed input to
-    the quarantine table and count what they read, quarantined and (files) rescued.
+    split into lines and parsed (runner/spark/sources/files.py); both count what they read,
+    rejected and (files) rescued, and keep the rejected input for ``quarantine_rejected``.
     """
     if stream.format == KAFKA_FORMAT:
         return kafka.prepare_kafka_batch(stream, batch_df, context)
