@@ -4,8 +4,8 @@ Written inside the batch, once per (query, model, batch), so a batch Spark repla
 still leaves exactly one row. Spark replays only the first batch a query runs after it starts,
 so only that batch looks for its row before appending (one read per query start); every other
 batch appends blindly. No row uses Delta's idempotent-write options (txnAppId / txnVersion):
-checking them makes Delta rebuild the event log's whole snapshot state on every append, about
-two thirds of the append's time (bench/results/event-log-append.md). Each append records its
+checking them makes Delta rebuild the event log's whole snapshot state on every append, most
+of the append's time (bench/results/event-log-append.md). Each append records its
 identity in the commit's ``userMetadata`` instead, where ``runner history --timings`` finds it.
 ``runner history`` reads the rows.
 """
@@ -36,10 +36,10 @@ EVENT_LOG_SCHEMA = (
 
 
 # Delta writes a table's checkpoint every delta.checkpointInterval commits (10 by default), in
-# the commit that reaches it: with 10, one event-log append in ten also wrote the checkpoint
-# (up to 1.25 s against a 0.25 s median on a quiet machine; the appends' mean went from 338 to
-# 242 ms with 100, bench/results/event-log-append.md). The event log's readers, `runner history`
-# and the first batch of a query start, replay up to 99 small JSON commits instead.
+# the commit that reaches it: with 10, one event-log append in ten also wrote the checkpoint and
+# took several times a plain append (bench/results/event-log-append.md). The event log's
+# readers, `runner history` and the first batch of a query start, replay up to 99 small JSON
+# commits instead.
 EVENT_LOG_PROPERTIES = {"delta.checkpointInterval": "100"}
 
 

@@ -40,8 +40,8 @@ class Commit:
 
 def is_local_delta_table(table_location: Path) -> bool:
     """Whether a Delta table is at ``table_location``: its ``_delta_log`` holds a commit or a
-    checkpoint. A directory listing, where DESCRIBE HISTORY ran a Spark job (1-1.5 s for each
-    target at every start). An empty or half-made log is no table, as for Delta."""
+    checkpoint. A directory listing, where DESCRIBE HISTORY ran a Spark job for each target at
+    every start. An empty or half-made log is no table, as for Delta."""
     try:
         return any(_LOG_ENTRY.match(name) for name in os.listdir(table_location / "_delta_log"))
     except OSError:  # no such directory

@@ -48,7 +48,7 @@ def missing_properties(spark: SparkSession, table: str, wanted: dict[str, str]) 
 
 def delta_table_exists(spark: SparkSession, location: Path) -> bool:
     """Whether a Delta table is at ``location``. In a local warehouse, from the files of its
-    ``_delta_log``: no Spark job (DESCRIBE HISTORY took 1-1.5 s per target at every start).
+    ``_delta_log``: no Spark job (DESCRIBE HISTORY ran one per target at every start).
     Where the location's directory is not on this machine (object storage), Spark is asked, in
     SQL: over Spark Connect the DeltaTable API needs Delta's Connect plugin on the server."""
     if location.parent.is_dir():

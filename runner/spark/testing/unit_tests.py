@@ -41,7 +41,7 @@ from runner.testing.values import Column
 
 # Settings for a few rows, for the length of a test: one shuffle partition (the target's count is
 # sized for real batches and would only make each MERGE write more tiny files) and no adaptive
-# re-planning (it costs more than it saves on a few rows; measured: unit tests ~30% faster).
+# re-planning (it costs more than it saves on a few rows: bench/results/unit_tests.md).
 # The statements and the code path are the same as in a stream.
 SMALL_DATA_CONF = {"spark.sql.shuffle.partitions": "1", "spark.sql.adaptive.enabled": "false"}
 
