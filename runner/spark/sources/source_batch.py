@@ -1,7 +1,7 @@
-"""A micro-batch as its source hands it to ``run_batch``: the rows, the source's counts, and the
-one call that releases what the source cached for it, and the input it rejected; ``parsed_batch``,
-the one way the parsing sources (files.py, kafka.py) turn their parsed frame into it; and
-``quarantine_rejected``, which writes what they rejected.
+"""A micro-batch as its source hands it to ``run_batch``: the rows, the source's counts, the
+input it rejected, and the one call that releases what the source cached for it.
+``parsed_batch`` is the one way the parsing sources (files.py, kafka.py) build it;
+``quarantine_rejected`` writes what they rejected.
 
 Sources return this value instead of keeping results in module state: ``run_batch`` owns it,
 reads the counts from it, and calls ``release`` in its ``finally``, so a batch's cache lives
