@@ -126,8 +126,7 @@ def persisted_rdds(spark: SparkSession) -> int:
 
 
 def test_the_parsed_batch_is_cached_until_it_is_released(spark, stream, tmp_path) -> None:
-    context = BatchSourceContext("kc", 0, tmp_path, "q")
-    source = prepare_kafka_batch(stream, kafka_batch(spark, RECORDS[:2]), context)
+    source = prepare_kafka_batch(stream, kafka_batch(spark, RECORDS[:2]))
     assert reads_cache(source.rows)  # the good rows come from the parse, computed once
     assert source.rows.count() == 2
     source.release()
@@ -136,7 +135,7 @@ def test_the_parsed_batch_is_cached_until_it_is_released(spark, stream, tmp_path
 
 def quarantine_once(stream, batch: DataFrame, context: BatchSourceContext) -> None:
     """What run_batch does with a batch's malformed records: parse, write, release."""
-    source = prepare_kafka_batch(stream, batch, context)
+    source = prepare_kafka_batch(stream, batch)
     try:
         quarantine_rejected(source, context)
     finally:

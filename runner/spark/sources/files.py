@@ -71,7 +71,7 @@ from runner.spark.sources.columns import (
     VALID_COLUMN,
 )
 from runner.spark.sources.quarantine import SourceKind
-from runner.spark.sources.source_batch import BatchSourceContext, SourceBatch, parsed_batch
+from runner.spark.sources.source_batch import SourceBatch, parsed_batch
 from runner.spark.sources.typed_values import (
     lossless_value,
     schema_mismatch,
@@ -131,27 +131,25 @@ def declared_schema(stream: StreamSpec) -> StructType:
 
 
 def prepare_file_batch(
-    stream: StreamSpec, batch_df: DataFrame, context: BatchSourceContext
+    stream: StreamSpec, batch_df: DataFrame, project_root: Path | None = None
 ) -> SourceBatch:
     """Number the batch's lines and type them: the good rows (declared columns, then
     ``_rescued_data``), the malformed ones for the quarantine, and the counts (``parsed_batch``)."""
     schema = declared_schema(stream)
-    numbered, width = _numbered_lines(stream, schema, batch_df, context.project_root)
+    numbered, width = _numbered_lines(stream, schema, batch_df, project_root)
     lines = _decoded(stream, numbered)
     typed = _typed(stream, schema, lines, width)
-    good = typed.where(F.col(REASON_COLUMN).isNull()).select(
-        *[F.col(f"`{f.name}`") for f in schema.fields], F.col(RESCUED_COLUMN)
-    )
-    rejected = typed.where(F.col(REASON_COLUMN).isNotNull()).select(
+    good = [*[F.col(f"`{f.name}`") for f in schema.fields], F.col(RESCUED_COLUMN)]
+    rejected = [
         F.concat(F.col(POSITION_COLUMN), F.lit(":"), F.col(LINE_NUMBER_COLUMN)).alias("position"),
         F.col(RAW_COLUMN).alias("raw"),
         F.col(REASON_COLUMN).alias("reason"),
         F.col(FILE_COLUMN).alias("file"),
         F.col(LINE_NUMBER_COLUMN).alias("line"),
-    )
+    ]
     source: SourceKind = "json" if stream.format == "json" else "csv"
     rescued = F.col(RESCUED_COLUMN).isNotNull()
-    return parsed_batch(typed, good, rejected, source, context, rescued=rescued)
+    return parsed_batch(typed, good, rejected, source, rescued=rescued)
 
 
 # -- numbering lines (JVM: split-aware, bounded memory) ------------------------------------

@@ -45,7 +45,7 @@ from runner.spark.sources.columns import (
     RAW_FIELDS_COLUMN,
     REASON_COLUMN,
 )
-from runner.spark.sources.source_batch import BatchSourceContext, SourceBatch, parsed_batch
+from runner.spark.sources.source_batch import SourceBatch, parsed_batch
 from runner.spark.sources.typed_values import schema_mismatch, unreadable_fields
 
 # Every dependency but the broker: the Spark side of Kafka, as Maven coordinates.
@@ -70,19 +70,17 @@ def read_kafka_stream(spark: SparkSession, stream: StreamSpec) -> DataFrame:
     return spark.readStream.format("kafka").options(**options).load()
 
 
-def prepare_kafka_batch(
-    stream: StreamSpec, batch_df: DataFrame, context: BatchSourceContext
-) -> SourceBatch:
+def prepare_kafka_batch(stream: StreamSpec, batch_df: DataFrame) -> SourceBatch:
     """Parse the batch's values: the good rows, the malformed ones for the quarantine, and the
     counts (``parsed_batch``: Kafka is read once, not once per action)."""
     kafka = _kafka(stream)
     parsed = _parse(batch_df, kafka)
     names = [field.name for field in _value_schema(kafka).fields]
-    good = parsed.where(F.col(REASON_COLUMN).isNull()).select(
+    good = [
         *[F.col(f"{PARSED_COLUMN}.`{name}`").alias(name) for name in names],
         *[_record(column.removeprefix("kafka_")).alias(column) for column in KAFKA_COLUMNS],
-    )
-    return parsed_batch(parsed, good, _rejected(parsed), "kafka", context)
+    ]
+    return parsed_batch(parsed, good, _rejected(), "kafka")
 
 
 # -- parsing -------------------------------------------------------------------------------
@@ -127,9 +125,9 @@ def _reason(schema: StructType, required: tuple[str, ...]) -> Column:
     )
 
 
-def _rejected(parsed: DataFrame) -> DataFrame:
-    """The malformed records in the quarantine's shape; position ``topic/partition@offset``."""
-    return parsed.where(F.col(REASON_COLUMN).isNotNull()).select(
+def _rejected() -> list[Column]:
+    """A malformed record in the quarantine's shape; position ``topic/partition@offset``."""
+    return [
         F.format_string(
             "%s/%d@%d", _record("topic"), _record("partition"), _record("offset")
         ).alias("position"),
@@ -139,7 +137,7 @@ def _rejected(parsed: DataFrame) -> DataFrame:
             _record(name).alias(name)
             for name in ("topic", "partition", "offset", "timestamp", "key")
         ],
-    )
+    ]
 
 
 def _record(name: str) -> Column:

@@ -10,7 +10,7 @@ exactly as long as the batch, whether it commits or fails.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -89,15 +89,14 @@ def passed_through(batch_df: DataFrame) -> SourceBatch:
 
 def parsed_batch(
     parsed: DataFrame,
-    good: DataFrame,
-    rejected: DataFrame,
+    good: Sequence[Column],
+    rejected: Sequence[Column],
     source: SourceKind,
-    context: BatchSourceContext,
     rescued: Column | None = None,
 ) -> SourceBatch:
     """The batch of a source that parses its input: ``parsed`` has one row per input record and
-    ``_reason`` (null when the record is good); ``good`` and ``rejected`` are its good rows as the
-    model reads them and its malformed ones in the quarantine's shape, both selected from it.
+    ``_reason`` (null when the record is good); the model reads the good records' ``good``
+    columns, and the quarantine gets the malformed ones' ``rejected`` columns (its shape).
 
     ``parsed`` is persisted (the input is read once, not once per action) and counted in one job
     (``rescued``: the condition that makes a good row one with rescued fields; files only).
@@ -115,9 +114,9 @@ def parsed_batch(
         raise
     rows_rescued = int(totals["rescued"]) if rescued is not None else 0
     counts = SourceCounts(int(totals["read"]), int(totals["bad"]), rows_rescued)
-    return SourceBatch(
-        good, counts, parsed.unpersist, counted=True, rejected=Rejected(rejected, source)
-    )
+    rows = parsed.where(F.col(REASON_COLUMN).isNull()).select(*good)
+    malformed = Rejected(parsed.where(F.col(REASON_COLUMN).isNotNull()).select(*rejected), source)
+    return SourceBatch(rows, counts, parsed.unpersist, counted=True, rejected=malformed)
 
 
 def quarantine_rejected(batch: SourceBatch, context: BatchSourceContext) -> None:

@@ -60,9 +60,9 @@ def prepare_batch(
     rejected and (files) rescued, and keep the rejected input for ``quarantine_rejected``.
     """
     if stream.format == KAFKA_FORMAT:
-        return kafka.prepare_kafka_batch(stream, batch_df, context)
+        return kafka.prepare_kafka_batch(stream, batch_df)
     if stream.format in LINE_FORMATS and LINE_COLUMN in batch_df.columns:
-        return files.prepare_file_batch(stream, batch_df, context)
+        return files.prepare_file_batch(stream, batch_df, context.project_root)
     return passed_through(batch_df)
 
 
