@@ -7,8 +7,9 @@ One SparkSession with the runner's settings (the project's target). The batch is
 file of ``--lines`` events (one line in 200 malformed, so the quarantine write runs), as in the
 upsert bench's batches. Each round times, for the file source as it is now and as it was at
 commit ``--before`` (loaded from git), the source's work on one batch as ``run_batch`` sees it:
-``prepare_file_batch`` (parse, quarantine write, persist, count) plus one pass over the good
-rows, then ``release``. The two take turns; the first 3 rounds are left out (JVM warm-up).
+``prepare_file_batch`` (parse, persist, count) and ``quarantine_rejected`` (the quarantine write)
+plus one pass over the good rows, then ``release``. The two take turns; the first 3 rounds are
+left out (JVM warm-up).
 Writes bench/results/file_source_batch.md.
 """
 
@@ -167,7 +168,8 @@ def write_results(
         f"after {load_after} (the machine is shared with other Spark work: compare the two "
         "columns, which took turns, more than the absolute seconds). One JSON-lines file of "
         f"{args.lines} events ({good} good, the rest quarantined) per batch; the time of "
-        "prepare_file_batch (parse, quarantine write, persist, count) plus one pass over the "
+        "prepare_file_batch and quarantine_rejected (parse, persist, count, quarantine write) "
+        "plus one pass over the "
         f"good rows. Before = commit {args.before} (whole file, Python UDF per line).",
         "",
         "| source | median s | mean s | min s | max s | batches |",
