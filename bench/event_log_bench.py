@@ -30,15 +30,15 @@ from pyspark.sql import SparkSession  # noqa: E402
 
 from bench.upsert.processes import load_average  # noqa: E402
 from runner.project import load  # noqa: E402
-from runner.spark.delta_log import identity_metadata  # noqa: E402
-from runner.spark.eventlog import (  # noqa: E402
+from runner.spark.batch.eventlog import (  # noqa: E402
     EVENT_LOG_PROPERTIES,
     EVENT_LOG_SCHEMA,
     ensure_event_log,
     event_log_location,
     event_log_transaction,
 )
-from runner.spark.session import build_session  # noqa: E402
+from runner.spark.delta.delta_log import identity_metadata  # noqa: E402
+from runner.spark.session.builder import build_session  # noqa: E402
 
 RESULTS = REPO / "bench" / "results" / "event-log-append.md"
 WARM_UP = 5
@@ -119,8 +119,8 @@ def write_results(
         "append that reaches delta.checkpointInterval also writes the table's checkpoint, which "
         "rebuilds its state: the max column. The runner creates its event log with "
         + ", ".join(f"`{k} = {v}`" for k, v in EVENT_LOG_PROPERTIES.items())
-        + " (runner/spark/eventlog.py): one append in a hundred writes a checkpoint, not one in "
-        "ten.\n"
+        + " (runner/spark/batch/eventlog.py): one append in a hundred writes a checkpoint, "
+        "not one in ten.\n"
     )
 
 

@@ -7,8 +7,9 @@ One SparkSession with the runner's settings (the project's target). The batch is
 file of ``--lines`` events (one line in 200 malformed, so the quarantine write runs), as in the
 upsert bench's batches. Each round times, for the file source as it is now and as it was at
 commit ``--before`` (loaded from git), the source's work on one batch as ``run_batch`` sees it:
-``prepare_file_batch`` (parse, quarantine write, persist, count) plus one pass over the good
-rows, then ``release``. The two take turns; the first 3 rounds are left out (JVM warm-up).
+``prepare_file_batch`` (parse, persist, count) and ``quarantine_rejected`` (the quarantine write)
+plus one pass over the good rows, then ``release``. The two take turns; the first 3 rounds are
+left out (JVM warm-up).
 Writes bench/results/file_source_batch.md.
 """
 
@@ -34,8 +35,13 @@ from pyspark.sql import functions as F  # noqa: E402
 
 from bench.upsert.processes import load_average  # noqa: E402
 from runner.project import load  # noqa: E402
-from runner.spark import file_source  # noqa: E402
-from runner.spark.session import build_session  # noqa: E402
+from runner.spark.session.builder import build_session  # noqa: E402
+from runner.spark.sources import files as file_source  # noqa: E402
+from runner.spark.sources.columns import BLOCK_COLUMN, FILE_COLUMN, LINE_COLUMN  # noqa: E402
+from runner.spark.sources.source_batch import (  # noqa: E402
+    BatchSourceContext,
+    quarantine_rejected,
+)
 from runner.specs.stream import StreamSpec, TriggerSpec  # noqa: E402
 
 RESULTS = REPO / "bench" / "results" / "file_source_batch.md"
@@ -44,9 +50,9 @@ SCHEMA = "order_id STRING, amount DECIMAL(10,2), updated_at TIMESTAMP, op STRING
 
 
 def old_module(revision: str, scratch: Path) -> ModuleType:
-    """runner/spark/file_source.py as it was at ``revision``, imported under another name."""
+    """runner/spark/sources/files.py as it was at ``revision``, imported under another name."""
     source = subprocess.run(
-        ["git", "show", f"{revision}:runner/spark/file_source.py"],
+        ["git", "show", f"{revision}:runner/spark/sources/files.py"],
         cwd=REPO,
         check=True,
         capture_output=True,
@@ -83,9 +89,9 @@ def batch_frame(spark: SparkSession, landing: Path, before: bool) -> DataFrame:
         )
     frame = spark.read.format("text").option("lineSep", "\n").load(str(landing))
     return frame.select(
-        F.col("_metadata.file_path").alias("_file"),
-        F.col("_metadata.file_block_start").alias("_block"),
-        F.col("value").alias(file_source.LINE_COLUMN),
+        F.col("_metadata.file_path").alias(FILE_COLUMN),
+        F.col("_metadata.file_block_start").alias(BLOCK_COLUMN),
+        F.col("value").alias(LINE_COLUMN),
     )
 
 
@@ -95,7 +101,12 @@ def one_batch(
     """Seconds of the source's work on one batch, and the good rows it gave."""
     frame = batch_frame(spark, stream.path or Path(), module is not file_source)
     started = time.perf_counter()
-    batch = module.prepare_file_batch(stream, frame, batch_id, "m", warehouse, "bench")
+    context = BatchSourceContext("m", batch_id, warehouse, "bench")
+    if module is file_source:  # parsing and the quarantine write are two calls
+        batch = module.prepare_file_batch(stream, frame)
+        quarantine_rejected(batch, context)
+    else:  # a revision whose prepare_file_batch wrote the quarantine itself
+        batch = module.prepare_file_batch(stream, frame, batch_id, "m", warehouse, "bench")
     try:
         rows = batch.rows.count()
     finally:
@@ -157,7 +168,8 @@ def write_results(
         f"after {load_after} (the machine is shared with other Spark work: compare the two "
         "columns, which took turns, more than the absolute seconds). One JSON-lines file of "
         f"{args.lines} events ({good} good, the rest quarantined) per batch; the time of "
-        "prepare_file_batch (parse, quarantine write, persist, count) plus one pass over the "
+        "prepare_file_batch and quarantine_rejected (parse, persist, count, quarantine write) "
+        "plus one pass over the "
         f"good rows. Before = commit {args.before} (whole file, Python UDF per line).",
         "",
         "| source | median s | mean s | min s | max s | batches |",

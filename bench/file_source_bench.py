@@ -149,7 +149,7 @@ def check(case: Case, root: Path) -> tuple[bool, str]:
     from pyspark.sql import functions as F
 
     from runner.project import load
-    from runner.spark.session import build_session
+    from runner.spark.session.builder import build_session
 
     target = load(root, None, {}).target
     spark: SparkSession = build_session(target, "file-source-bench-check")

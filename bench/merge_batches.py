@@ -13,7 +13,7 @@ from pathlib import Path
 
 from pyspark.sql import DataFrame, SparkSession
 
-from runner.spark.delta_log import newest_commits
+from runner.spark.delta.delta_log import newest_commits
 
 BATCH_EVENTS = 2_000
 MERGE = """MERGE INTO delta.`{table}` AS t USING batch AS s ON t.order_id = s.order_id

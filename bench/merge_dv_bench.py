@@ -34,7 +34,7 @@ from bench.merge_batches import (  # noqa: E402
 )
 from bench.upsert.processes import load_average  # noqa: E402
 from runner.project import load  # noqa: E402
-from runner.spark.session import build_session  # noqa: E402
+from runner.spark.session.builder import build_session  # noqa: E402
 
 RESULTS = REPO / "bench" / "results" / "merge-dv.md"
 METRICS = ("executionTimeMs", "scanTimeMs", "rewriteTimeMs", "numTargetRowsCopied")

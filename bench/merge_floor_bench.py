@@ -44,13 +44,13 @@ from bench.merge_batches import (  # noqa: E402
 )
 from bench.upsert.processes import load_average  # noqa: E402
 from runner.project import load  # noqa: E402
-from runner.spark.session import build_session, temporary_conf  # noqa: E402
+from runner.spark.session.builder import build_session, temporary_conf  # noqa: E402
 
 RESULTS = REPO / "bench" / "results"
 DEFAULT_SIZE = 20_000
 WARM_UP = 2  # batches left out of the medians
 
-# Each variant's Spark settings, on top of the runner's own (runner/spark/session.py).
+# Each variant's Spark settings, on top of the runner's own (runner/spark/session/builder.py).
 VARIANTS: dict[str, dict[str, str]] = {
     "runner's settings": {},
     "adaptive query execution off": {"spark.sql.adaptive.enabled": "false"},

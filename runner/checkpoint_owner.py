@@ -12,7 +12,7 @@ record with it, and ``--full-refresh`` deletes both. Every later start compares
 (``state_mismatch``) before anything is written.
 
 Pure Python: the facts about the target (its table id, whether it holds data) are gathered by
-runner/spark/state_guard.py.
+runner/spark/streaming/state_guard.py.
 """
 
 from __future__ import annotations

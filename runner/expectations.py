@@ -11,8 +11,8 @@ Declared in ``config(expectations={...})``::
 
 A row meets an expectation only when its condition is true: false and NULL both fail it. This
 module is the pure half: validation with file and line, and the SQL that checks a batch
-(``expectation_checks``), which ``runner compile`` prints and runner/spark/expectations.py runs
-on the batch's session, text for text.
+(``expectation_checks``), which ``runner compile`` prints and runner/spark/batch/expectations.py
+runs on the batch's session, text for text.
 """
 
 from __future__ import annotations

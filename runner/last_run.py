@@ -18,7 +18,7 @@ later say what an edit changes:
 ``env_var('NAME')`` (runner/secrets.py ``redact``), never as the value.
 
 Pure Python: the record is computed from the loaded project (``model_record``); the Spark half
-(runner/spark/query.py) only writes it when the model's query has started.
+(runner/spark/streaming/query.py) only writes it when the model's query has started.
 """
 
 from __future__ import annotations

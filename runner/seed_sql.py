@@ -1,5 +1,5 @@
 """The statements that register a seed's Delta table, rendered from the same (overridable)
-macros as a model's target. Pure Python: runner/spark/seeds.py runs them."""
+macros as a model's target. Pure Python: runner/spark/testing/seeds.py runs them."""
 
 from __future__ import annotations
 

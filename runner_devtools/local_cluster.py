@@ -146,8 +146,8 @@ class LocalCluster:
 
     def start_connect(self, port: int = 0, master: str = "local[2]") -> str:
         """Start (or restart, on the same port when given) the Spark Connect server."""
-        from runner.spark.jars import delta_coordinates, resolve_jars
-        from runner.spark.session import DEFAULT_CONF
+        from runner.spark.session.builder import DEFAULT_CONF
+        from runner.spark.session.jars import delta_coordinates, resolve_jars
 
         port = port or free_port()
         jars = ",".join(str(p) for p in resolve_jars(delta_coordinates()))

@@ -44,7 +44,7 @@ fi
 
 echo "==> Delta Lake jars"
 .venv/bin/python -c "
-from runner.spark.jars import delta_coordinates, resolve_jars
+from runner.spark.session.jars import delta_coordinates, resolve_jars
 jars = resolve_jars(delta_coordinates())
 print(f'    {len(jars)} jars in {jars[0].parent}')
 "

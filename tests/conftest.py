@@ -133,9 +133,9 @@ def example_project(tmp_path: Path) -> Path:
 def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SparkSession]:
     """The suite's one SparkSession: real Spark, real Delta, small and quiet. Only tests that ask
     for it start a JVM (pyspark is imported here, lazily, for the same reason)."""
-    from runner.spark.jars import pyspark_version
-    from runner.spark.kafka_source import connector_coordinates
-    from runner.spark.session import build_session
+    from runner.spark.session.builder import build_session
+    from runner.spark.session.jars import pyspark_version
+    from runner.spark.sources.kafka import connector_coordinates
     from runner.specs.target import TargetSpec
 
     root = tmp_path_factory.mktemp("spark")

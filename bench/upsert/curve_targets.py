@@ -25,7 +25,7 @@ from pyspark.sql import functions as F
 from bench.upsert.events import CUSTOMERS, KEY_DIGITS, TARGET_COLUMNS, TARGET_ROWS_TIME
 from bench.upsert.projects import CURVE_TABLE
 from runner.project import load
-from runner.spark.session import build_session
+from runner.spark.session.builder import build_session
 
 
 def target_rows(spark: SparkSession, rows: int) -> DataFrame:

@@ -20,13 +20,13 @@ from pyspark.sql import DataFrame, SparkSession
 
 from bench.upsert.events import EVENT_SCHEMA
 from runner.project import load
-from runner.spark.session import build_session
+from runner.spark.session.builder import build_session
 
 BatchFunction = Callable[[DataFrame, int], None]
 
-# What the runner tunes for a small batch on a small machine (runner/spark/session.py's defaults
-# and the bench's project.yml): the seeds' recipe, as written, leaves them at Spark's and
-# Delta's defaults (200 shuffle partitions, 50 snapshot partitions).
+# What the runner tunes for a small batch on a small machine (runner/spark/session/builder.py's
+# defaults and the bench's project.yml): the seeds' recipe, as written, leaves them at Spark's
+# and Delta's defaults (200 shuffle partitions, 50 snapshot partitions).
 RUNNER_TUNING = ("spark.sql.shuffle.partitions", "spark.databricks.delta.snapshotPartitions")
 
 

@@ -2,8 +2,8 @@
 
 Every variant gets a project directory with the same project.yml (paths inside are relative
 to it), so the recipes and the append build their SparkSession from the very target the runner
-uses (runner/spark/session.py): same master, jars, shuffle partitions and Delta settings, but
-for the recipe as the seeds write it, which puts the runner's tuning back to Spark's defaults
+uses (runner/spark/session/builder.py): same master, jars, shuffle partitions and Delta settings,
+but for the recipe as the seeds write it, which puts the runner's tuning back to Spark's defaults
 (bench/upsert/handwritten.py).
 """
 

@@ -30,8 +30,8 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from runner.project import load
-from runner.spark.eventlog import event_log_location, read_history
-from runner.spark.session import build_session
+from runner.spark.batch.eventlog import event_log_location, read_history
+from runner.spark.session.builder import build_session
 
 COLUMNS = ("order_id", "customer_id", "status", "amount", "updated_at")
 TEXT_SCHEMA = ", ".join(f"{c} STRING" for c in COLUMNS)

@@ -67,8 +67,8 @@ def generate(
 
 def read_history(project: Project, batches: int) -> History:
     """The last ``batches`` event-log rows of every model, as plain dicts (Spark)."""
-    from runner.spark.eventlog import read_history as read_rows
-    from runner.spark.pipeline import session_for
+    from runner.spark.batch.eventlog import read_history as read_rows
+    from runner.spark.streaming.pipeline import session_for
 
     spark = session_for(project, [])
     return {

@@ -64,8 +64,8 @@ def history(
         project = load(project_dir, target)
         spec = project.model(model)
 
-        from runner.spark.eventlog import read_history
-        from runner.spark.pipeline import session_for
+        from runner.spark.batch.eventlog import read_history
+        from runner.spark.streaming.pipeline import session_for
 
         rows = read_history(session_for(project, []), project.target, spec.name, limit)
         if timings:
@@ -110,7 +110,7 @@ def history(
 def _show_timings(project: Project, spec: ModelSpec, rows: list[dict], output: str) -> None:
     from runner.cli.history_timings import LEGEND, timings_json, timings_table
     from runner.cli.progress import console
-    from runner.spark.batch_timings import batch_timings, median_timings, timing_files
+    from runner.spark.batch.timings import batch_timings, median_timings, timing_files
 
     batches = batch_timings(rows, spec.name, timing_files(project.target, spec))
     median = median_timings(batches)

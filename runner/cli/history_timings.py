@@ -7,7 +7,7 @@ import json
 from rich import box
 from rich.table import Table
 
-from runner.spark.batch_timings import BatchTimings, StatementTiming
+from runner.spark.batch.timings import BatchTimings, StatementTiming
 
 # Column headers of BATCH_PHASES, short: the table has to fit a terminal
 PHASE_HEADERS = {

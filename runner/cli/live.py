@@ -29,7 +29,7 @@ from runner.specs.model import ModelSpec
 from runner.specs.stream import FILE_FORMATS
 
 if TYPE_CHECKING:
-    from runner.spark.batch_report import BatchReport
+    from runner.spark.batch.report import BatchReport
 
 REFRESH_SECONDS = 0.5
 

@@ -10,8 +10,8 @@ from rich.text import Text
 from runner.terminal import plain_console
 
 if TYPE_CHECKING:  # the CLI must load without pyspark (lint, compile)
-    from runner.spark.batch_report import BatchReport
-    from runner.spark.statements import StatementResult
+    from runner.spark.batch.report import BatchReport
+    from runner.spark.delta.statements import StatementResult
 
 console = plain_console(soft_wrap=True)  # log lines: never wrapped mid-line
 

@@ -52,8 +52,8 @@ def seed(
             console.print("no seeds to load.")
             return
 
-        from runner.spark.pipeline import session_for
-        from runner.spark.seeds import load_seed
+        from runner.spark.streaming.pipeline import session_for
+        from runner.spark.testing.seeds import load_seed
 
         spark = session_for(project)
         for name, spec in seeds.items():

@@ -31,8 +31,8 @@ def show(
     from runner.project import load, parse_vars
 
     with reported_errors(debug):
-        from runner.spark.pipeline import session_for
-        from runner.spark.targets import ensure_target
+        from runner.spark.delta.targets import ensure_target
+        from runner.spark.streaming.pipeline import session_for
 
         project = load(project_dir, target, parse_vars(vars))
         spec = project.model(model)

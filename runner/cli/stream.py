@@ -207,9 +207,9 @@ def _run_models(
     from runner.cli.live import LiveBoard, live_view
     from runner.cli.progress import console, print_batch, print_statement
     from runner.errors import RunnerError
-    from runner.spark.pipeline import session_for, stream_models  # starts no JVM yet
-    from runner.spark.query import Callbacks, RunningModel
-    from runner.spark.state_guard import guard_models
+    from runner.spark.streaming.pipeline import session_for, stream_models  # starts no JVM yet
+    from runner.spark.streaming.query import Callbacks, RunningModel
+    from runner.spark.streaming.state_guard import guard_models
 
     for model in models:
         console.print(
@@ -221,7 +221,7 @@ def _run_models(
         )
     spark = session_for(project, models)
     if choices.full_refresh:
-        from runner.spark.targets import reset_model
+        from runner.spark.delta.targets import reset_model
 
         for model in models:
             for removed in reset_model(spark, project, model):

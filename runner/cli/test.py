@@ -78,8 +78,8 @@ def run_tests(
             console.print("no tests selected.")
             return
 
-        from runner.spark.pipeline import session_for
-        from runner.spark.suite import run_suite
+        from runner.spark.streaming.pipeline import session_for
+        from runner.spark.testing.suite import run_suite
 
         results = run_suite(session_for(project), project, suite, now, _print_result)
     console.print(summary_line(results))

@@ -1,6 +1,6 @@
 """A data test as SQL: the query returning its failing rows, rendered through the project's
 ``test_<kind>`` macro (runner/macros/data_tests.sql; a project macro of that name replaces one).
-Pure Python: runner/spark/data_tests.py runs the query."""
+Pure Python: runner/spark/testing/data_tests.py runs the query."""
 
 from __future__ import annotations
 

@@ -21,8 +21,8 @@ How each statement is analyzed (``runner.lint.analyze`` decides the mode from it
     was checked against unresolved names and type mismatches in each clause. EXPLAIN does not
     raise on an analysis error: it prints "Error occurred during query planning:" and the error,
     which is read from its output. Executing the MERGE on the empty tables would analyze it the
-    same and change nothing real, but the first Delta MERGE in a JVM takes about 25 s against
-    well under a second for EXPLAIN.
+    same and change nothing real, but the first Delta MERGE in a JVM is far slower than an
+    EXPLAIN of it.
     ``EXPLAIN_OR_RUN``: a statement that writes only a stand-in target. When Spark cannot
     EXPLAIN it (Delta's OPTIMIZE and VACUUM; EXPLAIN of MERGE ... WITH SCHEMA EVOLUTION does not
     parse), it is executed on the empty table instead, which is quick and validates it (e.g.
@@ -62,7 +62,7 @@ from runner.logs import logger_level
 from runner.model_sql import compile_setup
 from runner.project import Project
 from runner.secrets import reveal
-from runner.spark.session import build_session
+from runner.spark.session.builder import build_session
 from runner.specs.model import ModelSpec
 from runner.specs.target import split_table_name
 

@@ -18,7 +18,7 @@ from runner.expectations import Expectation, parse_expectations
 from runner.secrets import holds_secret
 from runner.specs.target import split_table_name
 
-# What a batch whose columns differ from the target's does (runner/spark/schema_drift.py).
+# What a batch whose columns differ from the target's does (runner/spark/batch/schema_drift.py).
 SchemaDriftPolicy = Literal["fail", "append_new_columns", "evolve"]
 SCHEMA_DRIFT_POLICIES: tuple[SchemaDriftPolicy, ...] = get_args(SchemaDriftPolicy)
 

@@ -1,6 +1,6 @@
 """What the runner measured on a micro-batch before rendering it, and how templates read it.
 
-The Spark half (``runner/spark/batch_facts.py``) measures a batch: its real columns, the target
+The Spark half (``runner/spark/batch/facts.py``) measures a batch: its real columns, the target
 table's real columns, and, for the model's ``prune_by`` columns, min / max / null count (and the
 distinct values of a partition column). The templating layer turns those into SQL literals, so
 a MERGE can carry ``t.order_id BETWEEN 'o1' AND 'o7'`` in its ON clause: a literal predicate on

@@ -72,7 +72,7 @@ class BrokerError(RunnerError):
 
 def broker_classpath() -> list[Path]:
     """The broker's jars, resolved with mvn into the jar cache on first use."""
-    from runner.spark.jars import resolve_jars
+    from runner.spark.session.jars import resolve_jars
 
     return resolve_jars(BROKER_COORDINATES, skip_pyspark_jars=False)
 

@@ -43,7 +43,7 @@ MALFORMED_KINDS = (
     "null_value",
     "null_order_id",
 )
-# The quarantine reason each kind gets (runner/spark/kafka_source.py), for tests and docs.
+# The quarantine reason each kind gets (runner/spark/sources/kafka.py), for tests and docs.
 EXPECTED_REASONS = {
     "invalid_json": "invalid JSON",
     "not_an_object": "not a JSON object",

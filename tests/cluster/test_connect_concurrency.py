@@ -3,7 +3,8 @@
 Over Connect a foreachBatch function gets the session that started its query, not a child
 session per query: two models started from one session would share temp views and the Delta
 idempotency settings (txnAppId / txnVersion) that run_statement sets around each MERGE. The
-runner starts each model's query from its own server-side session (runner/spark/remote_batches.py).
+runner starts each model's query from its own server-side session
+(runner/spark/streaming/remote_batches.py).
 
 Both models here use the same temp view name and add to running totals, so a view or a
 transaction identity leaking from one to the other shows in the tables (wrong customers, a MERGE

@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 from pyspark.sql import DataFrame, SparkSession
 
-from runner.spark.kafka_source import prepare_kafka_batch
-from runner.spark.quarantine import QuarantineError, quarantine_location
-from runner.spark.source_batch import SourceCounts
-from runner.spark.sources import BatchSourceContext, prepare_batch
+from runner.spark.sources.kafka import prepare_kafka_batch
+from runner.spark.sources.quarantine import QuarantineError, quarantine_location
+from runner.spark.sources.source_batch import BatchSourceContext, SourceCounts, quarantine_rejected
+from runner.spark.sources.streams import prepare_batch
 from runner.specs.kafka import KafkaSpec
 from tests.conftest import ORDERS_SCHEMA
 
@@ -70,8 +70,9 @@ def kafka_batch(spark: SparkSession, records: list[tuple[str | None, str | None]
 
 
 def test_malformed_records_are_quarantined_with_their_reason(spark, stream, tmp_path) -> None:
-    context = BatchSourceContext("kq", tmp_path / "warehouse", query_id="query-1")
-    source = prepare_batch(stream, kafka_batch(spark, RECORDS), 0, context)
+    context = BatchSourceContext("kq", 0, tmp_path / "warehouse", query_id="query-1")
+    source = prepare_batch(stream, kafka_batch(spark, RECORDS), context)
+    quarantine_rejected(source, context)
     good = source.rows
 
     assert good.columns == [
@@ -121,27 +122,37 @@ def persisted_rdds(spark: SparkSession) -> int:
 
 
 def test_the_parsed_batch_is_cached_until_it_is_released(spark, stream, tmp_path) -> None:
-    source = prepare_kafka_batch(stream, kafka_batch(spark, RECORDS[:2]), 0, "kc", tmp_path, "q")
+    source = prepare_kafka_batch(stream, kafka_batch(spark, RECORDS[:2]))
     assert reads_cache(source.rows)  # the good rows come from the parse, computed once
     assert source.rows.count() == 2
     source.release()
     assert not reads_cache(source.rows)
 
 
+def quarantine_once(stream, batch: DataFrame, context: BatchSourceContext) -> None:
+    """What run_batch does with a batch's malformed records: parse, write, release."""
+    source = prepare_kafka_batch(stream, batch)
+    try:
+        quarantine_rejected(source, context)
+    finally:
+        source.release()
+
+
 def test_a_replayed_batch_is_not_quarantined_twice(spark, stream, tmp_path) -> None:
     warehouse = tmp_path / "warehouse"
     batch = kafka_batch(spark, RECORDS[:4])
     for batch_id, query_id in [(0, "q-a"), (0, "q-a"), (1, "q-a"), (1, "q-a")]:
-        prepare_kafka_batch(stream, batch, batch_id, "kr", warehouse, query_id).release()
+        quarantine_once(stream, batch, BatchSourceContext("kr", batch_id, warehouse, query_id))
     table = spark.read.format("delta").load(str(quarantine_location(warehouse, "kr")))
     assert sorted(r["batch_id"] for r in table.collect()) == [0, 0, 1, 1]
     # A reset checkpoint is a new query: its batch 0 is new input, quarantined again.
-    prepare_kafka_batch(stream, batch, 0, "kr", warehouse, "q-b").release()
+    quarantine_once(stream, batch, BatchSourceContext("kr", 0, warehouse, "q-b"))
     assert table.count() == 6
 
 
 def test_without_a_query_id_outside_a_stream_it_refuses(spark, stream, tmp_path) -> None:
     before = persisted_rdds(spark)
+    context = BatchSourceContext("kn", 0, tmp_path)
     with pytest.raises(QuarantineError, match="query id is unknown"):
-        prepare_kafka_batch(stream, kafka_batch(spark, RECORDS[2:3]), 0, "kn", tmp_path)
-    assert persisted_rdds(spark) == before  # a failed parse releases its cache itself
+        quarantine_once(stream, kafka_batch(spark, RECORDS[2:3]), context)
+    assert persisted_rdds(spark) == before  # a failed write still releases the parsed batch

@@ -11,8 +11,8 @@ from pyspark.sql import SparkSession
 
 from runner import project as project_loader
 from runner.cli.progress import console
-from runner.spark.batch_report import BATCH_PHASES
-from runner.spark.eventlog import event_log_location
+from runner.spark.batch.eventlog import event_log_location
+from runner.spark.batch.report import BATCH_PHASES
 from tests.conftest import land_events, write_project
 
 MODEL = """{{ config(stream='orders', target='timed.orders', unique_key='order_id',

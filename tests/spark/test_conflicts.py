@@ -14,9 +14,9 @@ from pyspark.sql import SparkSession
 
 from runner.errors import ModelSqlError
 from runner.model_sql import CompiledStatement
-from runner.spark import errors
-from runner.spark.errors import ConflictRetriesExhausted, retry_on_conflict
-from runner.spark.statements import run_statement
+from runner.spark.delta.statements import run_statement
+from runner.spark.session import conflicts as errors
+from runner.spark.session.conflicts import ConflictRetriesExhausted, retry_on_conflict
 
 CONFLICT = (
     "SELECT raise_error('[DELTA_CONCURRENT_APPEND] Files were added to the root of the table "

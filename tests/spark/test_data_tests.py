@@ -10,9 +10,9 @@ import pytest
 from pyspark.sql import SparkSession
 
 from runner.project import load
-from runner.spark.data_tests import run_data_test
-from runner.spark.frames import typed_frame
-from runner.spark.seeds import load_seed
+from runner.spark.testing.data_tests import run_data_test
+from runner.spark.testing.frames import typed_frame
+from runner.spark.testing.seeds import load_seed
 from runner.specs.seeds import read_seed
 from runner.specs.suite import load_suite
 from runner.specs.values import parse_columns

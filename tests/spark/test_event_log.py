@@ -13,16 +13,16 @@ from pathlib import Path
 from pyspark.sql import SparkSession
 
 from runner import project as project_loader
-from runner.spark.batch import run_batch
-from runner.spark.delta_log import newest_commits
-from runner.spark.eventlog import (
+from runner.spark.batch.eventlog import (
     EVENT_LOG_PROPERTIES,
     EVENT_LOG_SCHEMA,
     ensure_event_log,
     event_log_location,
     event_log_transaction,
 )
-from runner.spark.targets import ensure_target, reset_model
+from runner.spark.batch.run import run_batch
+from runner.spark.delta.delta_log import newest_commits
+from runner.spark.delta.targets import ensure_target, reset_model
 from tests.conftest import ORDERS_SCHEMA, write_project
 
 MODEL = """{{ config(stream='orders', target='eventlog.orders', unique_key='order_id',

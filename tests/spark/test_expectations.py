@@ -18,10 +18,10 @@ from pyspark.sql import SparkSession
 from runner import project as project_loader
 from runner.cli.progress import console
 from runner.project import Project
-from runner.spark.batch import run_batch
-from runner.spark.expectations import ExpectationFailed
-from runner.spark.quarantine import quarantine_table
-from runner.spark.targets import ensure_target, reset_model
+from runner.spark.batch.expectations import ExpectationFailed
+from runner.spark.batch.run import run_batch
+from runner.spark.delta.targets import ensure_target, reset_model
+from runner.spark.sources.quarantine import quarantine_table
 from tests.conftest import land_events, write_project
 from tests.spark.test_merge_properties import PROPERTY_SETTINGS
 

@@ -27,8 +27,8 @@ from pyspark.sql import DataFrame, SparkSession
 
 from runner import project as project_loader
 from runner.project import Project
-from runner.spark.batch import run_batch
-from runner.spark.targets import ensure_target, reset_model
+from runner.spark.batch.run import run_batch
+from runner.spark.delta.targets import ensure_target, reset_model
 from tests.conftest import write_project
 
 EVENTS_SCHEMA = "id BIGINT, seq BIGINT, v STRING, op STRING"

@@ -12,8 +12,8 @@ import uuid
 from pyspark.sql import SparkSession
 
 from runner import project as project_loader
-from runner.spark.batch import run_batch
-from runner.spark.targets import ensure_target, reset_model
+from runner.spark.batch.run import run_batch
+from runner.spark.delta.targets import ensure_target, reset_model
 from tests.conftest import write_project
 from tests.spark.test_merge_properties import EVENTS_SCHEMA, STREAMS
 

@@ -11,9 +11,9 @@ from decimal import Decimal
 from pyspark.sql import SparkSession
 
 from runner import project as project_loader
-from runner.spark.batch import run_batch
-from runner.spark.eventlog import event_log_location
-from runner.spark.targets import ensure_target, reset_model
+from runner.spark.batch.eventlog import event_log_location
+from runner.spark.batch.run import run_batch
+from runner.spark.delta.targets import ensure_target, reset_model
 from tests.conftest import ORDERS_SCHEMA, write_project
 
 MODEL = """{{ config(stream='orders', target='replay.orders', unique_key='order_id',

@@ -9,9 +9,9 @@ from pyspark.sql import SparkSession
 
 from runner import project as project_loader
 from runner.project import Project
-from runner.spark.batch import run_batch
-from runner.spark.schema_drift import SchemaDriftError
-from runner.spark.targets import ensure_target, reset_model
+from runner.spark.batch.run import run_batch
+from runner.spark.batch.schema_drift import SchemaDriftError
+from runner.spark.delta.targets import ensure_target, reset_model
 from tests.conftest import write_project
 from tests.spark.test_merge_properties import STREAMS
 

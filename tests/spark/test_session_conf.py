@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from pyspark.sql import SparkSession
 
-from runner.spark.session import temporary_conf
+from runner.spark.session.builder import temporary_conf
 
 SET_BEFORE, UNSET_BEFORE = "spark.runner.probe.set", "spark.runner.probe.unset"
 

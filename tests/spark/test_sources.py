@@ -9,9 +9,9 @@ import pytest
 from pyspark.sql import SparkSession
 
 from runner.project import load
-from runner.spark.batch_report import BatchReport
-from runner.spark.pipeline import stream_models
-from runner.spark.query import Callbacks
+from runner.spark.batch.report import BatchReport
+from runner.spark.streaming.pipeline import stream_models
+from runner.spark.streaming.query import Callbacks
 from tests.conftest import write_project
 
 COPY_MODEL = """{{{{ config(stream='events', target='{target}', columns='{columns}') }}}}

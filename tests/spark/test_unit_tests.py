@@ -9,7 +9,7 @@ from pathlib import Path
 from pyspark.sql import SparkSession
 
 from runner.project import load
-from runner.spark.targets import ensure_target
+from runner.spark.delta.targets import ensure_target
 
 GUARD = "s.updated_at > t.updated_at"
 

@@ -16,8 +16,8 @@ from rich.console import Console
 from rich.table import Table
 
 from runner.cli.history_timings import timings_json, timings_table
-from runner.spark.batch_timings import TimingFiles, batch_timings, median_timings
-from runner.spark.statements import Transaction
+from runner.spark.batch.timings import TimingFiles, batch_timings, median_timings
+from runner.spark.delta.statements import Transaction
 from tests.unit.test_delta_log import write_commit
 
 STARTED = datetime(2026, 1, 1, 12, 0, 0)  # naive UTC, as the event log records it

@@ -110,7 +110,7 @@ def test_a_failing_statement_prints_intact_through_the_cli(project_factory, monk
 
     from runner import artifacts  # runner compile imports write_compiled from it as it runs
     from runner.model_sql import CompiledStatement
-    from runner.spark.statements import statement_error
+    from runner.spark.delta.statements import statement_error
 
     sql = "SELECT s.items[idx], '[bold]x[/]', 'a:cd:b'\nFROM batch s  -- from C:\\tmp\\"
     statement = CompiledStatement("batch", 0, sql, Path("models/m.sql"), 3, (3, 4))

@@ -8,14 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from runner.spark.delta_log import (
+from runner.spark.delta.delta_log import (
     commit_of,
     commits_of,
     identity_metadata,
     is_local_delta_table,
 )
-from runner.spark.replay import committed_metrics
-from runner.spark.statements import Transaction
+from runner.spark.delta.replay import committed_metrics
+from runner.spark.delta.statements import Transaction
 
 
 def write_commit(

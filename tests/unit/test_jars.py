@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from runner.errors import SetupError
-from runner.spark import jars
+from runner.spark.session import jars
 
 
 def test_delta_coordinates_match_installed_pyspark() -> None:

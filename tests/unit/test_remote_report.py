@@ -7,7 +7,7 @@ from datetime import datetime
 
 from pyspark.sql import Row
 
-from runner.spark.remote_batches import report_from_row
+from runner.spark.streaming.remote_batches import report_from_row
 
 MERGE = Row(label="batch[1]", keyword="MERGE", seconds=4.2, skipped=False, inserted=3,
             updated=1, deleted=None)  # fmt: skip

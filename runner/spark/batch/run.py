@@ -1,0 +1,248 @@
+"""The foreachBatch function: one micro-batch of one model, start to finish.
+
+It registers the batch as a temp view on the batch's own SparkSession, renders the model for
+this batch id (rendering belongs to the templating layer; this module only runs SQL), and runs
+each statement in order. Every DML statement runs under a Delta idempotent-write identity, so a
+batch that Spark replays after a crash does not apply twice.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+
+from pyspark.sql import DataFrame
+
+from runner.error_text import first_line_with_cause
+from runner.errors import ModelSqlError, RunnerError
+from runner.model_sql import compile_batch
+from runner.project import Project
+from runner.spark.batch.eventlog import record_batch
+from runner.spark.batch.expectations import apply_expectations
+from runner.spark.batch.facts import prepare_batch_facts
+from runner.spark.batch.report import BatchReport
+from runner.spark.batch.schema_drift import apply_schema_drift
+from runner.spark.delta.replay import committed_metrics
+from runner.spark.delta.statements import StatementResult, run_statement, statement_transaction
+from runner.spark.sources.source_batch import BatchSourceContext, quarantine_rejected
+from runner.spark.sources.streams import prepare_batch
+from runner.specs.model import ModelSpec
+
+
+class BatchFailed(RunnerError):
+    """A batch failed outside any statement of the model (source, event log, Spark)."""
+
+
+class StopRequested(Exception):
+    """Raised at the start of a batch after a stop was asked for: the batch did no work, so
+    Spark replays it on the next start."""
+
+
+def run_batch(
+    project: Project,
+    model: ModelSpec,
+    batch_df: DataFrame,
+    batch_id: int,
+    *,
+    query_id: str,
+    on_statement: Callable[[str, int, StatementResult], None] | None = None,
+    may_be_replay: bool = True,
+) -> BatchReport:
+    """Everything one micro-batch does, on ``batch_df``'s own session: source-side work, the
+    schema-drift policy, the source's quarantine write, row expectations, the batch view, the
+    model's statements (DML under Delta's idempotent-write identity
+    ``<query_id>:<model>:<statement>`` / ``batch_id``), maintenance, and the event-log row. What
+    the source cached for the batch is released when the batch ends, whether it committed or
+    failed.
+
+    The report times each phase before the statements (``source``, its quarantine write
+    included; ``schema_drift``; ``expectations``; ``render``) and each statement; ``seconds`` is
+    the whole batch up to the event-log write, which cannot time itself (``runner history
+    --timings`` derives it).
+
+    ``may_be_replay`` is False only when the caller knows Spark is not replaying the batch
+    (BatchExecutor: any batch after the first its query ran); the event-log write then skips
+    looking for the batch's row.
+
+    ``foreachBatch`` calls it through BatchExecutor; model unit tests call it directly with
+    batches they build, so both go through exactly this code.
+    """
+    clock = PhaseClock()
+    report = BatchReport(model.name, batch_id, started_at=datetime.now(UTC).replace(tzinfo=None))
+    session = batch_df.sparkSession
+    stream = project.stream_of(model)
+    source_context = BatchSourceContext(
+        model.name, batch_id, project.target.warehouse, query_id, project.root
+    )
+    # The source's work (parse, count); its cached frame is this batch's to release.
+    source = prepare_batch(stream, batch_df, source_context)
+    report.quarantined = source.counts.rows_quarantined
+    report.rescued = source.counts.rows_rescued
+    try:
+        # a source that counted its rows (in the job that filled its cache) saves a count job
+        counted = source.row_count
+        report.input_rows = counted if counted is not None else source.rows.count()
+        report.phases["source"] = clock.lap()
+        # schema-drift policy, rescued fields included: may stop the batch before anything of
+        # it is written, or ALTER the target
+        rows = apply_schema_drift(session, project, model, source.rows)
+        report.phases["schema_drift"] = clock.lap()
+        # the source's malformed input, once the batch may go on (part of the source's time)
+        quarantine_rejected(source, source_context)
+        report.phases["source"] += clock.lap()
+        # row expectations: counted, failing rows dropped or quarantined, or the batch stops;
+        # the rows left are registered as the batch view
+        rows, applied = apply_expectations(
+            model, rows, batch_id, warehouse=project.target.warehouse, query_id=query_id
+        )
+        report.expectations = applied.outcomes
+        report.quarantined += applied.quarantined  # rows, not failed expectations
+        report.dropped = applied.dropped
+        report.phases["expectations"] = clock.lap()
+        # the batch's real columns and prune ranges, for rendering
+        facts = prepare_batch_facts(session, model, rows)
+        statements = compile_batch(project, model, batch_id, facts)
+        report.phases["render"] = clock.lap()
+        target_location = project.target.table_location(model.target_table)
+        for statement in statements:
+            txn = None
+            if statement.is_dml:
+                txn = statement_transaction(query_id, model.name, statement.label, batch_id)
+            try:
+                result = run_statement(session, statement, txn)
+            except ModelSqlError as exc:
+                raise with_type_differences(exc, rows, target_location, model) from None
+            if result.skipped and txn is not None:  # a replay: what did the first attempt do?
+                recovered = committed_metrics(target_location, txn)
+                if recovered is not None:
+                    result.metrics, result.recovered = recovered, True
+            report.statements.append(result)
+            if on_statement is not None:
+                on_statement(model.name, batch_id, result)
+    finally:
+        source.release()
+    report.seconds = clock.elapsed()
+    record_batch(session, project.target, report, query_id, may_be_replay=may_be_replay)
+    return report
+
+
+# A value the target's column type cannot hold: Spark names the value and the types, never the
+# column; the batch's and the target's schemas do.
+_CAST_FAILURES = ("[CAST_INVALID_INPUT]", "[CAST_OVERFLOW", "[NUMERIC_VALUE_OUT_OF_RANGE]")
+
+
+def with_type_differences(
+    error: ModelSqlError, rows: DataFrame, target_location: Path, model: ModelSpec
+) -> ModelSqlError:
+    """``error``, when a value of the batch did not fit the target, with a hint naming the
+    columns whose types differ between the batch and the target."""
+    if not any(marker in error.message for marker in _CAST_FAILURES):
+        return error
+    try:
+        target = rows.sparkSession.read.format("delta").load(str(target_location)).schema
+    except Exception:  # the hint is a help; the error stands without it
+        return error
+    theirs = {field.name.lower(): field.dataType for field in target.fields}
+    differing = [
+        f"{field.name} ({field.dataType.simpleString().upper()} in the batch, "
+        f"{theirs[field.name.lower()].simpleString().upper()} in {model.target_table})"
+        for field in rows.schema.fields
+        if field.name.lower() in theirs and field.dataType != theirs[field.name.lower()]
+    ]
+    if differing:
+        error.hint = (
+            f"column(s) whose type differs from the target's: {', '.join(differing)}; cast "
+            "them in the model, or declare them in the stream's schema with the target's type "
+            "(a value that cannot be cast is then quarantined)"
+        )
+    return error
+
+
+class PhaseClock:
+    """Times the consecutive phases of a batch with the monotonic clock: each ``lap`` is the
+    time since the previous lap (or since the clock started), so the phases never overlap."""
+
+    def __init__(self) -> None:
+        self._started = self._mark = time.monotonic()
+
+    def lap(self) -> float:
+        now = time.monotonic()
+        took, self._mark = now - self._mark, now
+        return took
+
+    def elapsed(self) -> float:
+        return time.monotonic() - self._started
+
+
+class BatchExecutor:
+    """Callable passed to ``foreachBatch`` for one model."""
+
+    def __init__(
+        self,
+        project: Project,
+        model: ModelSpec,
+        checkpoint: Path,
+        on_batch: Callable[[BatchReport], None] | None = None,
+        on_statement: Callable[[str, int, StatementResult], None] | None = None,
+    ) -> None:
+        self.project = project
+        self.model = model
+        self.checkpoint = checkpoint
+        self.on_batch = on_batch
+        self.on_statement = on_statement
+        self.failure: RunnerError | None = None
+        self.stop_requested = threading.Event()
+        self.idle = threading.Event()
+        self.idle.set()
+        self._query_id: str | None = None
+        self.last_batch_id: int | None = None  # the newest batch this process completed
+
+    def __call__(self, batch_df: DataFrame, batch_id: int) -> None:
+        self.idle.clear()
+        try:
+            if self.stop_requested.is_set():
+                raise StopRequested(f"stop requested before batch {batch_id}")
+            self._run(batch_df, batch_id)
+        except RunnerError as exc:
+            self.failure = exc  # the JVM only carries the text back; keep the typed error
+            raise
+        except StopRequested:
+            raise
+        except Exception as exc:
+            self.failure = BatchFailed(
+                f"batch {batch_id} of model '{self.model.name}' failed: "
+                f"{first_line_with_cause(exc)}",
+                file=self.model.file,
+                hint="the batch was not committed: it runs again on the next start",
+            )
+            raise
+        finally:
+            self.idle.set()
+
+    def _run(self, batch_df: DataFrame, batch_id: int) -> None:
+        report = run_batch(
+            self.project,
+            self.model,
+            batch_df,
+            batch_id,
+            query_id=self.query_id,
+            on_statement=self.on_statement,
+            # Spark replays a batch only as the first its query runs after a start
+            may_be_replay=self.last_batch_id is None,
+        )
+        self.last_batch_id = batch_id
+        if self.on_batch is not None:
+            self.on_batch(report)
+
+    @property
+    def query_id(self) -> str:
+        """The streaming query's id, kept in the checkpoint: stable across restarts from the
+        same checkpoint, new when the checkpoint is reset."""
+        if self._query_id is None:
+            metadata = json.loads((self.checkpoint / "metadata").read_text())
+            self._query_id = str(metadata["id"])
+        return self._query_id

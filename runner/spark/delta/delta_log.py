@@ -1,0 +1,167 @@
+"""Commits of a local Delta table, read from its ``_delta_log`` JSON files: which commit a
+transaction identity made, when, and its operation metrics. An identity is Delta's own
+(``txnAppId`` / ``txnVersion``, a ``txn`` action: the target's statements) or the runner's, kept
+as JSON in the commit's ``userMetadata`` (the event log's appends, which skip Delta's check).
+
+Pure Python over the files, newest commit first (what is looked for is recent: the commit of a
+batch Spark replays, the commits of the batches ``runner history --timings`` shows). No Spark
+job, no DESCRIBE HISTORY. A table that is not a local directory (object storage) has no commits
+here, and callers then report nothing rather than a guess.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from runner.spark.delta.statements import Transaction
+
+_COMMIT_FILE = "[0-9]" * 20 + ".json"
+# a commit or a checkpoint (classic, multi-part or V2) of the log: a table is there
+_LOG_ENTRY = re.compile(r"[0-9]{20}\.(json|checkpoint\.)")
+
+
+@dataclass(frozen=True)
+class Commit:
+    """One commit of a Delta table: its version, the commitInfo's timestamp (milliseconds since
+    the epoch: when Delta committed), its operation and operationMetrics (Delta writes their
+    values as strings), and the transaction identities it recorded."""
+
+    version: int
+    timestamp_ms: int | None
+    operation: str | None = None
+    metrics: dict[str, str] = field(default_factory=dict)
+    transactions: frozenset[Transaction] = frozenset()
+
+
+def is_local_delta_table(table_location: Path) -> bool:
+    """Whether a Delta table is at ``table_location``: its ``_delta_log`` holds a commit or a
+    checkpoint. A directory listing, where DESCRIBE HISTORY ran a Spark job for each target at
+    every start. An empty or half-made log is no table, as for Delta."""
+    try:
+        return any(_LOG_ENTRY.match(name) for name in os.listdir(table_location / "_delta_log"))
+    except OSError:  # no such directory
+        return False
+
+
+def local_table_id(table_location: Path) -> str | None:
+    """The Delta table id (``metaData.id``, fixed for a table's life: a table deleted and made
+    again at the same place has a new one) from the table's first commit file; None when that
+    file is not here (not a local table, or its log was cleaned up: ask Spark then)."""
+    first = table_location / "_delta_log" / ("0" * 20 + ".json")
+    try:
+        lines = first.read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        if '"metaData"' in line:
+            found = json.loads(line).get("metaData", {}).get("id")
+            return str(found) if found else None
+    return None
+
+
+def local_data_files(table_location: Path) -> bool:
+    """Whether the local table directory holds any data file (outside ``_delta_log``): a table
+    that was ever written to, where CREATE TABLE alone writes none."""
+    if not table_location.is_dir():
+        return False
+    return any(
+        "_delta_log" not in path.relative_to(table_location).parts
+        for path in table_location.rglob("*.parquet")
+    )
+
+
+def newest_commits(table_location: Path, limit: int) -> Iterator[Commit]:
+    """The newest ``limit`` commits of the table at ``table_location``, newest first; none when
+    it is not a local Delta table. A commit file removed meanwhile (log clean-up) is passed."""
+    log = table_location / "_delta_log"
+    if not log.is_dir():
+        return
+    for path in sorted(log.glob(_COMMIT_FILE), reverse=True)[:limit]:
+        commit = read_commit(path)
+        if commit is not None:
+            yield commit
+
+
+def read_commit(path: Path) -> Commit | None:
+    """The commit in the log file ``path`` (``00000000000000000012.json``); None when the file
+    is gone. Only the ``txn`` and ``commitInfo`` actions are parsed."""
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return None
+    info: dict = {}
+    transactions = set()
+    for line in lines:
+        if '"txn"' not in line and '"commitInfo"' not in line:
+            continue  # add / remove / metaData: the bulk of a big commit
+        action = json.loads(line)
+        if "txn" in action:
+            txn = action["txn"]
+            transactions.add(Transaction(str(txn.get("appId")), int(txn.get("version", -1))))
+        elif "commitInfo" in action:
+            info = action["commitInfo"]
+    declared = declared_identity(info.get("userMetadata"))
+    if declared is not None:
+        transactions.add(declared)
+    timestamp = info.get("timestamp")
+    return Commit(
+        version=int(path.name.split(".")[0]),
+        timestamp_ms=int(timestamp) if timestamp is not None else None,
+        operation=info.get("operation"),
+        metrics=dict(info.get("operationMetrics") or {}),
+        transactions=frozenset(transactions),
+    )
+
+
+def identity_metadata(txn: Transaction) -> str:
+    """The ``userMetadata`` that declares ``txn`` as a commit's identity (declared_identity
+    reads it back)."""
+    return json.dumps({"txnAppId": txn.app_id, "txnVersion": txn.version})
+
+
+def declared_identity(user_metadata: object) -> Transaction | None:
+    """The identity a commit's ``userMetadata`` declares (``{"txnAppId": ..., "txnVersion":
+    ...}``, as the event log writes it); None for anything else a user may keep there."""
+    if not isinstance(user_metadata, str) or not user_metadata.startswith("{"):
+        return None
+    try:
+        found = json.loads(user_metadata)
+        return Transaction(str(found["txnAppId"]), int(found["txnVersion"]))
+    except (ValueError, KeyError, TypeError):
+        return None
+
+
+def commit_of(table_location: Path, txn: Transaction, limit: int) -> Commit | None:
+    """The commit ``txn`` made, among the newest ``limit`` commits of the table; None when it is
+    not there."""
+    return commits_of(table_location, {txn}, limit=limit).get(txn)
+
+
+def commits_of(
+    table_location: Path,
+    transactions: set[Transaction],
+    *,
+    limit: int,
+    not_before_ms: float | None = None,
+) -> dict[Transaction, Commit]:
+    """The commits that made ``transactions``, in one pass over the log, newest first: it stops
+    when all are found, after ``limit`` commits, or at the first commit older than
+    ``not_before_ms`` (the caller knows none of the transactions is). Those not found are left
+    out."""
+    found: dict[Transaction, Commit] = {}
+    if not transactions:
+        return found
+    for commit in newest_commits(table_location, limit):
+        stamp = commit.timestamp_ms
+        if not_before_ms is not None and stamp is not None and stamp < not_before_ms:
+            break
+        # one commit per identity: Delta skips a second write under it
+        found.update(dict.fromkeys(commit.transactions & transactions, commit))
+        if len(found) == len(transactions):
+            break
+    return found

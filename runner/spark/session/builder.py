@@ -1,0 +1,189 @@
+"""Build the SparkSession for a target: Delta jars, Delta SQL extension and catalog."""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import logging
+import os
+import shutil
+import sys
+import threading
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+
+from pyspark.errors import PySparkRuntimeError
+from pyspark.sql import SparkSession
+
+from runner.error_text import first_line
+from runner.errors import ConfigError, SetupError
+from runner.processes import with_extra_jvm_options
+from runner.spark.session.jars import delta_coordinates, resolve_jars
+from runner.specs.target import TargetSpec
+from runner.target_address import TargetUnreachable, check_reachable, unreachable_message
+
+LOG_CONFIG = Path(__file__).resolve().parent / "log4j2.properties"
+
+# Settings a Spark Connect client may set on its session (the rest are the server's).
+CONNECT_SESSION_DEFAULTS = ("spark.sql.shuffle.partitions", "spark.sql.session.timeZone")
+CONNECT_TIMEOUT_SECONDS = 10
+
+# Quiet, small defaults for one machine; project.yml's spark_conf overrides any of them.
+DEFAULT_CONF = {
+    "spark.sql.extensions": "io.delta.sql.DeltaSparkSessionExtension",
+    "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.delta.catalog.DeltaCatalog",
+    "spark.sql.shuffle.partitions": "4",
+    "spark.ui.enabled": "false",
+    "spark.ui.showConsoleProgress": "false",
+    "spark.sql.session.timeZone": "UTC",
+    "spark.databricks.delta.snapshotPartitions": "2",
+    "spark.sql.streaming.stopTimeout": "60000",
+    "spark.log.structuredLogging.enabled": "false",
+    "spark.driver.extraJavaOptions": f"-Dlog4j2.configurationFile=file:{LOG_CONFIG}",
+}
+
+
+def session_conf(target: TargetSpec, extra_jars: list[str] | None = None) -> dict[str, str]:
+    """Every Spark setting of a session for ``target`` (pure: no JVM is started)."""
+    jars = [str(p) for p in resolve_jars(delta_coordinates() + list(extra_jars or []))]
+    conf = {**DEFAULT_CONF, "spark.sql.warehouse.dir": str(target.warehouse)}
+    conf.update(target.revealed_conf())
+    conf["spark.jars"] = ",".join(filter(None, [conf.get("spark.jars", ""), *jars]))
+    for key in ("spark.driver.extraJavaOptions", "spark.executor.extraJavaOptions"):
+        options = with_extra_jvm_options(conf.get(key, ""))
+        if options:
+            conf[key] = options
+    return conf
+
+
+def build_session(
+    target: TargetSpec, app_name: str = "runner", extra_jars: list[str] | None = None
+) -> SparkSession:
+    """Start (or join) the SparkSession for ``target``: in this process for local[*], as the
+    driver of a standalone cluster for spark://, as a thin client of a Connect server for sc://.
+    A cluster address that does not answer fails in seconds, before a JVM starts."""
+    address = target.address
+    if address is not None:
+        check_reachable(target.name, address)
+    if target.remote:
+        return connect_session(target)
+    java_home = os.environ.get("JAVA_HOME")
+    if java_home and not (Path(java_home) / "bin" / "java").exists():
+        raise java_did_not_start()  # before mvn or spark-class print their own complaints
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    if target.kind == "local" or (address is not None and address.host in LOOPBACK):
+        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")  # no loopback-hostname warning
+    builder = SparkSession.builder.master(target.master).appName(app_name)
+    for key, value in session_conf(target, extra_jars).items():
+        builder = builder.config(key, value)
+    # py4j logs every exception a foreachBatch function raises, Java stack and all; the runner
+    # reports those itself with the model's file and line.
+    logging.getLogger("py4j.clientserver").setLevel(logging.CRITICAL)
+    try:
+        spark = builder.getOrCreate()
+    except PySparkRuntimeError as exc:
+        if exc.getCondition() != "JAVA_GATEWAY_EXITED":
+            raise
+        raise java_did_not_start() from None
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark
+
+
+def java_did_not_start() -> SetupError:
+    """The one-line error when the JVM does not start (pyspark says only that the gateway
+    exited; Java's own complaint is on stderr above it)."""
+    java_home = os.environ.get("JAVA_HOME")
+    java = Path(java_home) / "bin" / "java" if java_home else None
+    if java is not None and not java.exists():
+        why = f"JAVA_HOME is {java_home}, which has no bin/java"
+    elif java is not None:
+        why = f"{java} (from JAVA_HOME) exited at once"
+    else:
+        why = "the java on PATH exited at once" if shutil.which("java") else "no java on PATH"
+    return SetupError(
+        f"Java did not start, so Spark cannot: {why}",
+        hint="point JAVA_HOME at a Java 17 installation (or unset it to use the java on "
+        "PATH) and check with: $JAVA_HOME/bin/java -version",
+    )
+
+
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+
+def connect_session(target: TargetSpec) -> SparkSession:
+    """A new Spark Connect session on ``target.remote``. The server holds Delta's extension
+    and jars (``python -m runner_devtools.cluster start --connect``); the client sets only
+    session settings.
+
+    The Connect client retries an unanswered call for minutes; the first one runs here under
+    a deadline so that a port that is open but no Connect server fails in seconds."""
+    address, remote = target.address, target.remote
+    assert remote is not None and address is not None
+    outcome: dict[str, object] = {}
+
+    def open_session() -> None:
+        try:
+            spark = SparkSession.builder.remote(remote).create()
+            spark.conf.set("spark.sql.session.timeZone", DEFAULT_CONF["spark.sql.session.timeZone"])
+            outcome["spark"] = spark
+        except Exception as exc:  # grpc / Connect errors: not a working Connect server
+            outcome["error"] = exc
+
+    opener = threading.Thread(target=open_session, daemon=True, name="connect-open")
+    opener.start()
+    opener.join(CONNECT_TIMEOUT_SECONDS)
+    if "spark" not in outcome:
+        error = outcome.get("error")
+        reason = (
+            first_line(error)[:200]
+            if isinstance(error, BaseException)
+            else f"no Connect answer in {CONNECT_TIMEOUT_SECONDS} s"
+        )
+        raise TargetUnreachable(unreachable_message(target.name, address, reason))
+    spark: SparkSession = outcome["spark"]  # type: ignore[assignment]  # the Connect class
+    # Released while the interpreter still runs: a Connect session left to the garbage
+    # collector at exit can hang in gRPC's channel close, after the command has finished.
+    atexit.register(release_connect_session, spark)
+    conf = {k: DEFAULT_CONF[k] for k in CONNECT_SESSION_DEFAULTS} | target.revealed_conf()
+    for key, value in conf.items():
+        try:
+            spark.conf.set(key, value)
+        except Exception as exc:
+            raise ConfigError(
+                f"target '{target.name}': spark_conf {key} cannot be set from a Spark Connect "
+                f"client ({first_line(exc)[:200]}); set it where the Connect server starts",
+            ) from None
+    return spark
+
+
+def release_connect_session(spark: SparkSession) -> None:
+    """End a Spark Connect session: the server drops it (its temp views, its confs) and the
+    client closes its channel. Best effort, like pyspark's own stop().
+
+    Through the client, not ``stop()``: a session from ``cloneSession()`` lacks attributes
+    that ``stop()`` reads (pyspark 4.2), so its channel would stay open until the garbage
+    collector closes it at exit, where gRPC's close can hang."""
+    client = spark.client
+    if client.is_closed:
+        return
+    with contextlib.suppress(Exception):
+        client.release_session()
+    with contextlib.suppress(Exception):
+        client.close()
+
+
+@contextlib.contextmanager
+def temporary_conf(spark: SparkSession, settings: Mapping[str, str]) -> Iterator[None]:
+    """Set session settings for the length of a block, then put back what was there (a setting
+    that was not set is unset again)."""
+    previous = {key: spark.conf.get(key, None) for key in settings}
+    for key, value in settings.items():
+        spark.conf.set(key, value)
+    try:
+        yield
+    finally:
+        for key, value_before in previous.items():
+            if value_before is None:
+                spark.conf.unset(key)
+            else:
+                spark.conf.set(key, value_before)

@@ -1,0 +1,57 @@
+"""Every column name the parsing sources (``files.py``, ``kafka.py``) give their frames, in one
+place. All begin with ``_`` and none reaches a model: a batch's rows carry the declared columns,
+``_rescued_data`` (files) and the ``kafka_*`` columns, which are named in the pure half
+(runner/config.py, runner/kafka_spec.py) because a target's DDL needs them too.
+"""
+
+from __future__ import annotations
+
+# -- both sources -----------------------------------------------------------------------------
+
+# The column Spark's JSON reader (PERMISSIVE mode) fills with the record it could not read.
+CORRUPT_COLUMN = "_corrupt_record"
+# Why an input row is malformed (the quarantine's ``reason``); null when it is good.
+REASON_COLUMN = "_reason"
+
+# -- file sources: each line, where it comes from, and its text --------------------------------
+
+LINE_COLUMN = "_line_text"  # as Spark's ``text`` source read it (bytes, not yet checked as UTF-8)
+FILE_COLUMN = "_file"  # its file's path
+BLOCK_COLUMN = "_block"  # where the split it was read from starts in its file
+POSITION_COLUMN = "_position"  # its file's path relative to the project
+LINE_NUMBER_COLUMN = "_line"  # 1-based, in its file
+VALID_COLUMN = "_valid"  # false when its bytes are not UTF-8
+TEXT_COLUMN = "_text"  # decoded, without a final \r nor a byte-order mark
+RAW_COLUMN = "_raw"  # its text as the quarantine keeps it (bad lines only)
+
+# Numbering the lines: one row per split of a file.
+ROW_ID_COLUMN = "_id"  # monotonically_increasing_id: consecutive within a partition
+SPLIT_FIRST_COLUMN = "_first"  # the smallest row id of the split
+SPLIT_LINES_COLUMN = "_n"  # how many lines the split has
+SPLIT_HEAD_COLUMN = "_head"  # its first line (a CSV file's header, in the file's first split)
+LINES_BEFORE_COLUMN = "_before"  # how many lines the earlier splits of its file have
+
+# A CSV file's layout, from its header (or the declared columns).
+CSV_COLUMNS_COLUMN = "_columns"  # the file's columns, in order
+HEADER_ERROR_COLUMN = "_header_error"  # what is wrong with the header, or null
+EXTRA_NAMES_COLUMN = "_extra_names"  # the undeclared columns' names
+EXTRA_INDEX_COLUMN = "_extra_index"  # and their 1-based places
+
+# Parsing a line.
+JSON_STRINGS_COLUMN = "_strings"  # the declared fields' raw text, and CORRUPT_COLUMN
+JSON_KEYS_COLUMN = "_keys"  # the object's top-level keys, repeats included
+CSV_TOKENS_COLUMN = "_tokens"  # the fields of the line, then a sentinel
+
+# -- Kafka: the record's own columns, then the value parsed -----------------------------------
+
+KAFKA_RECORD_COLUMNS = {  # Kafka source column -> ours
+    "key": "_kafka_key",
+    "value": "_kafka_value",
+    "topic": "_kafka_topic",
+    "partition": "_kafka_partition",
+    "offset": "_kafka_offset",
+    "timestamp": "_kafka_timestamp",
+}
+PARSED_COLUMN = "_parsed"  # the value read with the stream's schema
+RAW_FIELDS_COLUMN = "_raw_fields"  # every top-level field's raw text
+JSON_COLUMN = "_json"  # the value as JSON, null when it is not JSON

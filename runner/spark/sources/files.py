@@ -1,0 +1,439 @@
+"""JSON-lines and CSV file sources that lose nothing: bad lines to quarantine, extra fields kept.
+
+Files are read line by line by Spark's ``text`` source (Hadoop's line reader, lines end at
+``\n``; a final ``\r`` is dropped, so ``\r\n`` works): a file of any size is split into
+partitions and read in bounded memory, gzip included (one partition per ``.gz`` file). Each line
+keeps its file and its line number, computed in the JVM across a file's splits
+(``_numbered_lines``). Per batch, each line is then:
+
+- good: its declared columns, typed, plus ``_rescued_data``: the raw JSON of the fields the
+  schema does not declare (null when there are none), so nothing the producer sent is lost;
+- malformed, with the first reason that applies, and written to the model's quarantine table
+  (runner/spark/sources/quarantine.py) with its file, line, raw text and reason:
+
+  ``invalid UTF-8`` (the line's bytes; unless the stream declares another ``encoding``),
+  ``invalid JSON`` / ``not a JSON object`` / ``duplicate key: id`` (json),
+  ``CSV header has no column(s): amount``, ``wrong number of fields: 5 of 6`` or
+  ``unreadable CSV: ...`` (csv), ``schema mismatch: amount (DECIMAL(10,2))`` (a value present
+  but not readable as its declared type without loss: runner/spark/sources/typed_values.py).
+
+Names are matched exactly (case included): a field ``Order_ID`` is not the column
+``order_id``, and is kept in ``_rescued_data``. A UTF-8 byte-order mark at the start of a file
+is dropped. Blank lines are skipped (Spark's JSON reader does the same). A CSV source with
+``header: true`` maps columns by the header's names (the file's first line, not data); without
+a header, by position; a CSV record is one line. The rules, with examples: docs/bad-input.md.
+
+The quarantine write and the model's MERGE of the good rows both happen in the batch, under the
+batch's idempotent-write identities: a replayed batch neither loses nor duplicates either.
+"""
+
+from __future__ import annotations
+
+import csv
+from dataclasses import dataclass
+from pathlib import Path
+
+from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql.types import (
+    ArrayType,
+    IntegerType,
+    LongType,
+    StringType,
+    StructField,
+    StructType,
+    _parse_datatype_string,
+)
+
+from runner.spark.sources.columns import (
+    BLOCK_COLUMN,
+    CORRUPT_COLUMN,
+    CSV_COLUMNS_COLUMN,
+    CSV_TOKENS_COLUMN,
+    EXTRA_INDEX_COLUMN,
+    EXTRA_NAMES_COLUMN,
+    FILE_COLUMN,
+    HEADER_ERROR_COLUMN,
+    JSON_KEYS_COLUMN,
+    JSON_STRINGS_COLUMN,
+    LINE_COLUMN,
+    LINE_NUMBER_COLUMN,
+    LINES_BEFORE_COLUMN,
+    POSITION_COLUMN,
+    RAW_COLUMN,
+    REASON_COLUMN,
+    ROW_ID_COLUMN,
+    SPLIT_FIRST_COLUMN,
+    SPLIT_HEAD_COLUMN,
+    SPLIT_LINES_COLUMN,
+    TEXT_COLUMN,
+    VALID_COLUMN,
+)
+from runner.spark.sources.quarantine import SourceKind
+from runner.spark.sources.source_batch import SourceBatch, parsed_batch
+from runner.spark.sources.typed_values import (
+    lossless_value,
+    schema_mismatch,
+    strings_schema,
+    unreadable_fields,
+)
+from runner.specs.stream import RESCUED_COLUMN, StreamSpec
+
+BOM = "\ufeff"
+ENCODING_OPTIONS = ("encoding", "charset")
+_END = "\u0001end-of-line"  # appended to a CSV line as one more field: tells how many it had
+# Options of Spark's file stream source itself; every other option is the parser's.
+FILE_STREAM_OPTIONS = frozenset(
+    {
+        "maxFilesPerTrigger",
+        "maxBytesPerTrigger",
+        "latestFirst",
+        "fileNameOnly",
+        "maxFileAge",
+        "maxCachedFiles",
+        "discardCachedInputRatio",
+        "cleanSource",
+        "sourceArchiveDir",
+        "pathGlobFilter",
+        "recursiveFileLookup",
+        "modifiedBefore",
+        "modifiedAfter",
+        "ignoreCorruptFiles",
+        "ignoreMissingFiles",
+    }
+)
+CSV_READER_OPTIONS = frozenset({"header", "sep", "delimiter", "quote", "escape", "nullValue"})
+
+
+def read_file_stream(spark: SparkSession, stream: StreamSpec) -> DataFrame:
+    """One row per line of the new files: ``_file`` (its path), ``_block`` (where the split it
+    was read from starts in the file) and ``_line_text``. Lines end at ``\n`` only."""
+    assert stream.path is not None
+    options = {k: v for k, v in stream.reader_options().items() if k in FILE_STREAM_OPTIONS}
+    frame = (
+        spark.readStream.format("text")
+        .option("lineSep", "\n")
+        .options(**options)
+        .load(str(stream.path))
+    )
+    return frame.select(
+        F.col("_metadata.file_path").alias(FILE_COLUMN),
+        F.col("_metadata.file_block_start").alias(BLOCK_COLUMN),
+        F.col("value").alias(LINE_COLUMN),
+    )
+
+
+def declared_schema(stream: StreamSpec) -> StructType:
+    assert stream.schema is not None
+    schema = _parse_datatype_string(stream.schema)
+    assert isinstance(schema, StructType)
+    return schema
+
+
+def prepare_file_batch(
+    stream: StreamSpec, batch_df: DataFrame, project_root: Path | None = None
+) -> SourceBatch:
+    """Number the batch's lines and type them: the good rows (declared columns, then
+    ``_rescued_data``), the malformed ones for the quarantine, and the counts (``parsed_batch``)."""
+    schema = declared_schema(stream)
+    numbered, width = _numbered_lines(stream, schema, batch_df, project_root)
+    lines = _decoded(stream, numbered)
+    typed = _typed(stream, schema, lines, width)
+    good = [*[F.col(f"`{f.name}`") for f in schema.fields], F.col(RESCUED_COLUMN)]
+    rejected = [
+        F.concat(F.col(POSITION_COLUMN), F.lit(":"), F.col(LINE_NUMBER_COLUMN)).alias("position"),
+        F.col(RAW_COLUMN).alias("raw"),
+        F.col(REASON_COLUMN).alias("reason"),
+        F.col(FILE_COLUMN).alias("file"),
+        F.col(LINE_NUMBER_COLUMN).alias("line"),
+    ]
+    source: SourceKind = "json" if stream.format == "json" else "csv"
+    rescued = F.col(RESCUED_COLUMN).isNotNull()
+    return parsed_batch(typed, good, rejected, source, rescued=rescued)
+
+
+# -- numbering lines (JVM: split-aware, bounded memory) ------------------------------------
+
+
+@dataclass(frozen=True)
+class _FileLayout:
+    """What the batch's lines need to know about their file: for CSV, the header's columns
+    (or the declared ones), what is wrong with the header, and the undeclared columns."""
+
+    columns: list[str] | None = None
+    header_error: str | None = None
+    extra_names: list[str] | None = None
+    extra_index: list[int] | None = None
+
+
+_SPLITS_SCHEMA = StructType(
+    [
+        StructField(FILE_COLUMN, StringType()),
+        StructField(BLOCK_COLUMN, LongType()),
+        StructField(SPLIT_FIRST_COLUMN, LongType()),
+        StructField(LINES_BEFORE_COLUMN, LongType()),
+        StructField(CSV_COLUMNS_COLUMN, ArrayType(StringType())),
+        StructField(HEADER_ERROR_COLUMN, StringType()),
+        StructField(EXTRA_NAMES_COLUMN, ArrayType(StringType())),
+        StructField(EXTRA_INDEX_COLUMN, ArrayType(IntegerType())),
+    ]
+)
+
+
+def _numbered_lines(
+    stream: StreamSpec, schema: StructType, batch_df: DataFrame, project_root: Path | None
+) -> tuple[DataFrame, int]:
+    """Every line of the batch's files with its file, position and 1-based line number, and the
+    widest CSV row the files' headers allow (0 for JSON).
+
+    Spark splits a large file into several partitions (``spark.sql.files.maxPartitionBytes``);
+    a partition's rows keep their order, and so do the rows of one split. So the line number of
+    a row is the number of lines in the earlier splits of its file plus its place in its own
+    split, found from ``monotonically_increasing_id`` (consecutive within a partition). One
+    small aggregate per batch counts the lines of each split (and keeps its first line: a CSV
+    file's header); it is collected, and broadcast back to number every line."""
+    raw = batch_df.select(
+        FILE_COLUMN, BLOCK_COLUMN, F.monotonically_increasing_id().alias(ROW_ID_COLUMN), LINE_COLUMN
+    )
+    splits = (
+        raw.groupBy(FILE_COLUMN, BLOCK_COLUMN)
+        .agg(
+            F.min(ROW_ID_COLUMN).alias(SPLIT_FIRST_COLUMN),
+            F.count(F.lit(1)).alias(SPLIT_LINES_COLUMN),
+            F.min_by(LINE_COLUMN, ROW_ID_COLUMN).alias(SPLIT_HEAD_COLUMN),
+        )
+        .collect()
+    )
+    layouts = {
+        row[FILE_COLUMN]: _layout(stream, schema, row[SPLIT_HEAD_COLUMN])
+        for row in splits
+        if row[BLOCK_COLUMN] == 0
+    }
+    before: dict[str, int] = {}
+    table = []
+    for row in sorted(splits, key=lambda r: (r[FILE_COLUMN], r[BLOCK_COLUMN])):
+        layout = layouts.get(row[FILE_COLUMN], _FileLayout())
+        count = before.get(row[FILE_COLUMN], 0)
+        before[row[FILE_COLUMN]] = count + int(row[SPLIT_LINES_COLUMN])
+        table.append(
+            (
+                row[FILE_COLUMN],
+                row[BLOCK_COLUMN],
+                row[SPLIT_FIRST_COLUMN],
+                count,
+                layout.columns,
+                layout.header_error,
+                layout.extra_names,
+                layout.extra_index,
+            )
+        )
+    offsets = batch_df.sparkSession.createDataFrame(table, _SPLITS_SCHEMA)
+    width = max((len(layout.columns or []) for layout in layouts.values()), default=0)
+    line = F.col(LINES_BEFORE_COLUMN) + F.col(ROW_ID_COLUMN) - F.col(SPLIT_FIRST_COLUMN) + 1
+    numbered = raw.join(F.broadcast(offsets), [FILE_COLUMN, BLOCK_COLUMN]).select(
+        F.regexp_replace(F.col(FILE_COLUMN), "^file:(//)?", "").alias(FILE_COLUMN),
+        _position(F.col(FILE_COLUMN), project_root).alias(POSITION_COLUMN),
+        line.alias(LINE_NUMBER_COLUMN),
+        F.col(LINE_COLUMN),
+        CSV_COLUMNS_COLUMN,
+        HEADER_ERROR_COLUMN,
+        EXTRA_NAMES_COLUMN,
+        EXTRA_INDEX_COLUMN,
+    )
+    return numbered, width
+
+
+def _position(file: Column, project_root: Path | None) -> Column:
+    """The file's path relative to the project, as quarantine positions show it."""
+    path = F.regexp_replace(file, "^file:(//)?", "")
+    if project_root is None:
+        return path
+    root = f"{project_root}/"
+    return F.when(path.startswith(root), F.substring(path, len(root) + 1, 1 << 30)).otherwise(path)
+
+
+def _layout(stream: StreamSpec, schema: StructType, head: str | None) -> _FileLayout:
+    """A file's layout from its first line: for a CSV source with ``header: true``, the
+    header's columns, checked against the declared ones (every declared column must be there,
+    once); otherwise the declared columns by position. JSON files need none."""
+    if stream.format != "csv":
+        return _FileLayout()
+    names = [f.name for f in schema.fields]
+    options = _csv_options(stream)
+    if options.get("header", "false").lower() != "true":
+        return _FileLayout(columns=names)
+    text = (head or "").removeprefix(BOM).removesuffix("\r")
+    reader = csv.reader(
+        [text],
+        delimiter=_separator(options),
+        quotechar=options.get("quote", '"') or None,
+        escapechar=options.get("escape", "\\") or None,
+    )
+    columns = next(reader, [])
+    repeated = sorted({c for c in columns if columns.count(c) > 1})
+    missing = [n for n in names if n not in columns]
+    error = None
+    if repeated:
+        error = f"CSV header repeats column(s): {', '.join(repeated)}"
+    elif missing:
+        error = f"CSV header has no column(s): {', '.join(missing)}"
+    extras = [(c, i) for i, c in enumerate(columns, start=1) if c not in names]
+    return _FileLayout(
+        columns=columns,
+        header_error=error,
+        extra_names=[c for c, _ in extras],
+        extra_index=[i for _, i in extras],
+    )
+
+
+def _csv_options(stream: StreamSpec) -> dict[str, str]:
+    return {k: str(v) for k, v in stream.reader_options().items() if k in CSV_READER_OPTIONS}
+
+
+def _separator(options: dict[str, str]) -> str:
+    return options.get("sep", options.get("delimiter", ","))
+
+
+def _decoded(stream: StreamSpec, lines: DataFrame) -> DataFrame:
+    """Each line as text: ``_valid`` (false when its bytes are not UTF-8; a declared
+    ``encoding`` decodes them instead), ``_text`` without a final ``\\r`` nor, on a file's
+    first line, a byte-order mark. Blank lines are dropped (not input), and so is a CSV
+    header's line."""
+    value = F.col(LINE_COLUMN)
+    options = stream.reader_options()
+    encoding = next((str(options[k]) for k in ENCODING_OPTIONS if k in options), None)
+    if encoding is not None and encoding.replace("-", "").upper() != "UTF8":
+        text, valid = F.decode(value.cast("binary"), encoding), F.lit(True)
+    else:
+        text, valid = value, F.is_valid_utf8(value)
+    text = F.regexp_replace(text, "\r$", "")
+    text = F.when(F.col(LINE_NUMBER_COLUMN) == 1, F.regexp_replace(text, f"^{BOM}", "")).otherwise(
+        text
+    )
+    header = _csv_options(stream).get("header", "false").lower() == "true"
+    frame = lines.select("*", valid.alias(VALID_COLUMN), text.alias(TEXT_COLUMN)).drop(LINE_COLUMN)
+    frame = frame.where(~F.col(TEXT_COLUMN).rlike(r"^\s*$"))
+    if stream.format == "csv" and header:
+        frame = frame.where(F.col(LINE_NUMBER_COLUMN) > 1)
+    return frame
+
+
+# -- typing ----------------------------------------------------------------------------------
+
+
+def _typed(stream: StreamSpec, schema: StructType, lines: DataFrame, width: int) -> DataFrame:
+    """Declared columns typed, ``_rescued_data``, ``_raw`` and ``_reason`` (null when the line
+    is good; ``_raw`` is kept for the bad lines only)."""
+    if stream.format == "json":
+        frame, raw_of, rescued, broken = _json_fields(stream, schema, lines)
+    else:
+        frame, raw_of, rescued, broken = _csv_fields(stream, schema, lines, width)
+    formats = {k: str(v) for k, v in stream.reader_options().items()}
+    value_of = {f.name: lossless_value(raw_of[f.name], f.dataType, formats) for f in schema.fields}
+    mismatch = unreadable_fields(schema.fields, raw_of, value_of)
+    reason = (
+        F.when(~F.col(VALID_COLUMN), F.lit("invalid UTF-8"))
+        .when(broken.isNotNull(), broken)
+        .when(mismatch != "", schema_mismatch(mismatch))
+    )
+    return frame.select(
+        FILE_COLUMN,
+        POSITION_COLUMN,
+        LINE_NUMBER_COLUMN,
+        F.when(reason.isNotNull(), F.make_valid_utf8(TEXT_COLUMN)).alias(RAW_COLUMN),
+        *[value_of[f.name].cast(f.dataType).alias(f.name) for f in schema.fields],
+        F.when(reason.isNull(), rescued).alias(RESCUED_COLUMN),
+        reason.alias(REASON_COLUMN),
+    )
+
+
+def _json_fields(
+    stream: StreamSpec, schema: StructType, lines: DataFrame
+) -> tuple[DataFrame, dict[str, Column], Column, Column]:
+    """A JSON line's declared fields as raw text (a string's value, or a number's, object's or
+    array's JSON text), the raw JSON of its undeclared fields, and what makes it unreadable."""
+    names = [f.name for f in schema.fields]
+    options = {
+        k: str(v)
+        for k, v in stream.reader_options().items()
+        if k not in FILE_STREAM_OPTIONS
+        and k not in CSV_READER_OPTIONS
+        and k not in ENCODING_OPTIONS
+    }
+    options.update(mode="PERMISSIVE", columnNameOfCorruptRecord=CORRUPT_COLUMN)
+    text = F.col(TEXT_COLUMN)
+    frame = lines.select(
+        "*",
+        F.from_json(text, strings_schema(names), options).alias(JSON_STRINGS_COLUMN),
+        F.json_object_keys(text).alias(JSON_KEYS_COLUMN),
+    )
+    keys = F.col(JSON_KEYS_COLUMN)
+    repeated = F.array_distinct(
+        F.filter(keys, lambda k: F.size(F.filter(keys, lambda o: o == k)) > 1)
+    )
+    broken = (
+        F.when(
+            keys.isNull(),
+            F.when(F.get_json_object(text, "$").isNull(), F.lit("invalid JSON")).otherwise(
+                F.lit("not a JSON object")
+            ),
+        )
+        .when(F.col(JSON_STRINGS_COLUMN)[CORRUPT_COLUMN].isNotNull(), F.lit("invalid JSON"))
+        .when(
+            F.size(keys) != F.size(F.array_distinct(keys)),
+            F.concat(F.lit("duplicate key: "), F.array_join(repeated, ", ")),
+        )
+    )
+    undeclared = F.filter(keys, lambda k: ~k.isin(names))
+    extras = F.map_filter(F.from_json(text, "MAP<STRING, VARIANT>"), lambda k, _: ~k.isin(names))
+    rescued = F.when(broken.isNull() & (F.size(undeclared) > 0), F.to_json(extras))
+    raw_of = {n: F.col(JSON_STRINGS_COLUMN)[n] for n in names}
+    return frame, raw_of, rescued, broken
+
+
+def _csv_fields(
+    stream: StreamSpec, schema: StructType, lines: DataFrame, width: int
+) -> tuple[DataFrame, dict[str, Column], Column, Column]:
+    """A CSV line's declared fields (by the file's header, or by position), the raw JSON of the
+    undeclared columns, and what makes it unreadable. Spark's ``from_csv`` splits the line
+    (quoting, escapes, ``nullValue``); a sentinel field appended to the line tells how many
+    fields it had, since ``from_csv`` pads a short row with nulls."""
+    options = _csv_options(stream)
+    options.pop("header", None)
+    sep = _separator(options)
+    slots = max(width, len(schema.fields)) + 2
+    wide = StructType([StructField(f"c{i}", StringType()) for i in range(slots)])
+    parsed = F.from_csv(
+        F.concat(F.col(TEXT_COLUMN), F.lit(sep + _END)), wide.simpleString(), options
+    )
+    frame = lines.select(
+        "*", F.array(*[parsed[f"c{i}"] for i in range(slots)]).alias(CSV_TOKENS_COLUMN)
+    )
+    tokens, columns = F.col(CSV_TOKENS_COLUMN), F.col(CSV_COLUMNS_COLUMN)
+    count = F.array_position(tokens, _END) - 1
+    broken = (
+        F.when(F.col(HEADER_ERROR_COLUMN).isNotNull(), F.col(HEADER_ERROR_COLUMN))
+        .when(
+            count < 0,
+            F.when(
+                tokens[slots - 1].isNotNull(),
+                F.format_string(
+                    "wrong number of fields: more than %d of %d", F.lit(slots - 1), F.size(columns)
+                ),
+            ).otherwise(F.lit("unreadable CSV: a quoted field is not closed")),
+        )
+        .when(
+            count != F.size(columns),
+            F.format_string("wrong number of fields: %d of %d", count, F.size(columns)),
+        )
+    )
+    raw_of = {}
+    for f in schema.fields:
+        index = F.array_position(columns, f.name).cast("int")
+        raw_of[f.name] = F.when(index > 0, F.element_at(tokens, index))
+    values = F.transform(F.col(EXTRA_INDEX_COLUMN), lambda i: F.element_at(tokens, i))
+    rescued = F.when(
+        F.size(F.col(EXTRA_NAMES_COLUMN)) > 0,
+        F.to_json(F.map_from_arrays(F.col(EXTRA_NAMES_COLUMN), values)),
+    )
+    return frame, raw_of, rescued, broken

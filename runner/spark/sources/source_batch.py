@@ -1,0 +1,138 @@
+"""A micro-batch as its source hands it to ``run_batch``: the rows, the source's counts, the
+input it rejected, and the one call that releases what the source cached for it.
+``parsed_batch`` is the one way the parsing sources (files.py, kafka.py) build it;
+``quarantine_rejected`` writes what they rejected.
+
+Sources return this value instead of keeping results in module state: ``run_batch`` owns it,
+reads the counts from it, and calls ``release`` in its ``finally``, so a batch's cache lives
+exactly as long as the batch, whether it commits or fails.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from pyspark import StorageLevel
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+
+from runner.spark.sources.columns import REASON_COLUMN
+from runner.spark.sources.quarantine import SourceKind, ensure_quarantine_table, write_quarantine
+
+
+@dataclass(frozen=True)
+class BatchSourceContext:
+    """What a source's work on one batch needs to know about the run."""
+
+    model_name: str
+    batch_id: int
+    warehouse: Path
+    # The streaming query's id (checkpoint metadata), for idempotent source-side writes; when
+    # None, the quarantine write reads it from the Spark thread running the batch.
+    query_id: str | None = None
+    # File positions in the quarantine are shown relative to it (``landing/orders/x.json:3``).
+    project_root: Path | None = None
+
+
+@dataclass(frozen=True)
+class SourceCounts:
+    """What the source did with a batch before the model sees it: input rows read, rows sent to
+    the quarantine, good rows with fields the stream's schema does not declare. All zero for a
+    source that passes its batches through."""
+
+    rows_read: int = 0
+    rows_quarantined: int = 0
+    rows_rescued: int = 0
+
+    @property
+    def rows_parsed(self) -> int:
+        return self.rows_read - self.rows_quarantined
+
+
+@dataclass(frozen=True)
+class Rejected:
+    """A batch's malformed input in the quarantine's shape, and the source that rejected it."""
+
+    rows: DataFrame
+    source: SourceKind
+
+
+@dataclass(frozen=True)
+class SourceBatch:
+    """The rows the model reads (computed once: they come from a persisted frame), the
+    source's counts, and ``release``, which unpersists that frame. The caller must call
+    ``release`` exactly once, when the batch is done or has failed.
+
+    ``counted``: the counts are the source's own (the file and Kafka sources count in the job
+    that fills their cache), so ``rows`` holds ``counts.rows_parsed`` rows. ``rejected``: the
+    input a parsing source rejected, which ``quarantine_rejected`` writes."""
+
+    rows: DataFrame
+    counts: SourceCounts
+    release: Callable[[], object]
+    counted: bool = False
+    rejected: Rejected | None = None
+
+    @property
+    def row_count(self) -> int | None:
+        """How many rows ``rows`` holds, when the source counted them; None when it did not."""
+        return self.counts.rows_parsed if self.counted else None
+
+
+def passed_through(batch_df: DataFrame) -> SourceBatch:
+    """A batch the source does no work on: persisted as it is (several statements read it)."""
+    batch_df.persist()
+    return SourceBatch(batch_df, SourceCounts(), batch_df.unpersist)
+
+
+def parsed_batch(
+    parsed: DataFrame,
+    good: Sequence[Column],
+    rejected: Sequence[Column],
+    source: SourceKind,
+    rescued: Column | None = None,
+) -> SourceBatch:
+    """The batch of a source that parses its input: ``parsed`` has one row per input record and
+    ``_reason`` (null when the record is good); the model reads the good records' ``good``
+    columns, and the quarantine gets the malformed ones' ``rejected`` columns (its shape).
+
+    ``parsed`` is persisted (the input is read once, not once per action) and counted in one job
+    (``rescued``: the condition that makes a good row one with rescued fields; files only).
+    Nothing is written yet: ``run_batch`` applies the schema-drift policy first, which may stop
+    the batch, then calls ``quarantine_rejected``. ``parsed`` stays persisted until the caller
+    releases the returned SourceBatch; if counting fails, it is released here."""
+    parsed.persist(StorageLevel.MEMORY_AND_DISK)
+    try:
+        measures = [F.count(F.lit(1)).alias("read"), F.count(REASON_COLUMN).alias("bad")]
+        if rescued is not None:
+            measures.append(F.count_if(F.col(REASON_COLUMN).isNull() & rescued).alias("rescued"))
+        totals = parsed.agg(*measures).collect()[0]
+    except BaseException:
+        parsed.unpersist()
+        raise
+    rows_rescued = int(totals["rescued"]) if rescued is not None else 0
+    counts = SourceCounts(int(totals["read"]), int(totals["bad"]), rows_rescued)
+    rows = parsed.where(F.col(REASON_COLUMN).isNull()).select(*good)
+    malformed = Rejected(parsed.where(F.col(REASON_COLUMN).isNotNull()).select(*rejected), source)
+    return SourceBatch(rows, counts, parsed.unpersist, counted=True, rejected=malformed)
+
+
+def quarantine_rejected(batch: SourceBatch, context: BatchSourceContext) -> None:
+    """Make the model's quarantine table exist and write the batch's malformed input to it,
+    under the batch's idempotent-write identity (a replayed batch writes it once). Nothing for a
+    source that passes its batches through."""
+    if batch.rejected is None:
+        return
+    rows = batch.rejected.rows
+    ensure_quarantine_table(rows.sparkSession, context.model_name, context.warehouse)
+    if batch.counts.rows_quarantined:
+        write_quarantine(
+            rows,
+            model_name=context.model_name,
+            batch_id=context.batch_id,
+            source=batch.rejected.source,
+            warehouse=context.warehouse,
+            query_id=context.query_id,
+        )

@@ -1,0 +1,84 @@
+"""Run one model's stream in this process: the task behind `runner stream` and `runner run`."""
+
+from __future__ import annotations
+
+import threading
+
+from pyspark.sql import SparkSession
+
+from runner.project import Project
+from runner.spark.session.builder import build_session
+from runner.spark.session.jars import pyspark_version
+from runner.spark.sources.kafka import connector_coordinates
+from runner.spark.streaming.query import (
+    NO_CALLBACKS,
+    Callbacks,
+    RunningModel,
+    start_model,
+    wait_for_all,
+)
+from runner.specs.model import ModelSpec
+from runner.specs.stream import KAFKA_FORMAT, TriggerSpec
+
+
+def session_for(project: Project, models: list[ModelSpec] | None = None) -> SparkSession:
+    """The session for ``project``'s target, with the jars ``models`` (default: all) need."""
+    return build_session(
+        project.target,
+        app_name=f"runner:{project.name}",
+        extra_jars=extra_jars_for(project, models),
+    )
+
+
+def extra_jars_for(project: Project, models: list[ModelSpec] | None = None) -> list[str]:
+    """Maven coordinates the models' sources need beyond Delta: Spark's Kafka connector when
+    one of them reads Kafka (so runs without Kafka neither download nor load it)."""
+    chosen = models if models is not None else list(project.models.values())
+    if any(project.stream_of(model).format == KAFKA_FORMAT for model in chosen):
+        return connector_coordinates(pyspark_version())
+    return []
+
+
+def stream_models(
+    project: Project,
+    models: list[ModelSpec],
+    *,
+    trigger: TriggerSpec | None = None,
+    callbacks: Callbacks = NO_CALLBACKS,
+    stop: threading.Event | None = None,
+    spark: SparkSession | None = None,
+    running: list[RunningModel] | None = None,
+) -> bool:
+    """Stream ``models`` (given upstream first) in one Spark application.
+
+    With an available-now trigger each model drains in turn, so a downstream model sees all its
+    upstream wrote. Otherwise all queries run together until ``stop`` is set or one fails (the
+    others are then stopped after their batch in flight). Returns True when ``stop`` ended it.
+    Each model's query is appended to ``running`` as it starts: a caller watching progress reads
+    them there (over Connect each query has its own session, so ``spark.streams`` lists none).
+    """
+    spark = spark or session_for(project)
+    stop = stop or threading.Event()
+    drain = (trigger.kind if trigger else None) == "available_now"
+    running = [] if running is None else running
+
+    def start(model: ModelSpec) -> RunningModel:
+        ready = frozenset(one.model.name for one in running)  # their targets exist by now
+        one = start_model(spark, project, model, trigger=trigger, callbacks=callbacks, ready=ready)
+        running.append(one)
+        return one
+
+    try:
+        if drain:
+            for model in models:
+                if stop.is_set():
+                    return True
+                if wait_for_all([start(model)], stop):
+                    return True
+            return False
+        for model in models:
+            start(model)
+        return wait_for_all(running, stop)
+    finally:
+        for one in running:
+            one.release()

@@ -1,0 +1,228 @@
+"""Start models' streaming queries and watch them: until done, stopped or one fails."""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from pyspark.errors import StreamingQueryException
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql.streaming import StreamingQuery
+
+from runner.errors import RunnerError
+from runner.last_run import model_record, write_last_run
+from runner.project import Project
+from runner.spark.batch.eventlog import ensure_event_log
+from runner.spark.batch.report import BatchReport
+from runner.spark.batch.run import BatchExecutor
+from runner.spark.delta.statements import StatementResult
+from runner.spark.delta.targets import ensure_target
+from runner.spark.session.builder import release_connect_session
+from runner.spark.sources.streams import read_stream, trigger_kwargs
+from runner.spark.streaming.remote_batches import (
+    EventLogProgress,
+    RemoteBatch,
+    query_session,
+    remote_error,
+)
+from runner.spark.streaming.state_guard import record_owner
+from runner.specs.model import ModelSpec
+from runner.specs.stream import TriggerSpec
+
+COMMIT_WAIT_SECONDS = 30
+STOP_WAIT_SECONDS = 600  # over Connect: how long a batch in flight may take to finish
+
+
+class StreamFailed(RunnerError):
+    """A streaming query stopped with an error that is not a model's own error."""
+
+
+@dataclass
+class RunningModel:
+    model: ModelSpec
+    query: StreamingQuery
+    executor: BatchExecutor  # runs the batches locally; over Connect a RemoteBatch does
+    progress: EventLogProgress | None = None  # over Connect: batches read from the event log
+    callbacks: Callbacks | None = None
+    own_session: SparkSession | None = None  # over Connect: the query's own server session
+
+    def report_progress(self, *, final: bool = False) -> None:
+        """Over Connect, call the callbacks for the batches the server finished since the last
+        call (the statements' source lines are not in the event log: they show as 0)."""
+        if self.progress is None or self.callbacks is None:
+            return
+        on_batch, on_statement = self.callbacks.on_batch, self.callbacks.on_statement
+        if on_batch is None and on_statement is None:
+            return
+        for report in self.progress.new_batches(self.query, final=final):
+            for result in report.statements:
+                if on_statement is not None:
+                    on_statement(report.model, report.batch_id, result)
+            if on_batch is not None:
+                on_batch(report)
+
+    def request_stop(self) -> None:
+        """Stop after the batch in flight: a batch that would start later does no work (it is
+        replayed on the next start), and the one running now finishes first."""
+        self.executor.stop_requested.set()
+        if self.progress is not None:
+            self._wait_for_trigger_end()
+            self.query.stop()
+            return
+        self.executor.idle.wait()
+        # foreachBatch has returned; Spark still has to write the batch to the checkpoint's
+        # commit log. It reports the batch's progress only after that: wait for it, so the
+        # batch is not replayed (harmlessly, but needlessly) on the next start.
+        finished = self.executor.last_batch_id
+        deadline = time.monotonic() + COMMIT_WAIT_SECONDS
+        while finished is not None and self.query.isActive and time.monotonic() < deadline:
+            progress = self.query.lastProgress
+            if progress is not None and progress["batchId"] >= finished:
+                break
+            time.sleep(0.05)
+        self.query.stop()
+
+    def _wait_for_trigger_end(self) -> None:
+        """Over Connect the batch runs on the server, out of reach of ``stop_requested``: wait
+        until the query is between triggers (its batch finished and committed). A trigger that
+        begins in the moment before ``stop()`` is cancelled and replayed on the next start,
+        which the batch's idempotent writes make harmless."""
+        deadline = time.monotonic() + STOP_WAIT_SECONDS
+        while self.query.isActive and time.monotonic() < deadline:
+            if not self.query.status["isTriggerActive"]:
+                return
+            time.sleep(0.2)
+
+    def error(self) -> RunnerError | None:
+        """Why the query failed, if it did: the model's own error when there is one."""
+        if self.executor.failure is not None:
+            return self.executor.failure
+        if self.executor.stop_requested.is_set():
+            return None
+        failure = self.query.exception()
+        if failure is None:
+            return None
+        text = str(failure).strip()
+        error = remote_error(text)  # over Connect: the model's error, raised on the server
+        if error is not None:
+            return error
+        return StreamFailed(
+            f"the stream of model '{self.model.name}' failed: {failure_summary(text)}",
+            file=self.model.file,
+        )
+
+    def release(self) -> None:
+        """Release the query's own server session (over Connect) once the query has ended."""
+        if self.own_session is not None and not self.query.isActive:
+            release_connect_session(self.own_session)
+            self.own_session = None
+
+
+def failure_summary(text: str) -> str:
+    """One line saying why a query failed. For an error inside a foreachBatch Python worker
+    (Spark Connect), Spark's first line ends in "Traceback (most recent call last):": the line
+    wanted is the exception's, the first unindented line after the traceback's last frame."""
+    lines = text.splitlines()
+    if not lines:
+        return "(no message)"
+    frames = [i for i, line in enumerate(lines) if line.startswith("  File ")]
+    if not frames:
+        return lines[0]
+    after = (line for line in lines[frames[-1] + 1 :] if line and not line[0].isspace())
+    return next(after, lines[0])
+
+
+@dataclass(frozen=True)
+class Callbacks:
+    """Progress hooks, called from the streaming thread of each query."""
+
+    on_batch: Callable[[BatchReport], None] | None = None
+    on_statement: Callable[[str, int, StatementResult], None] | None = None
+
+
+NO_CALLBACKS = Callbacks()
+
+
+def start_model(
+    spark: SparkSession,
+    project: Project,
+    model: ModelSpec,
+    *,
+    trigger: TriggerSpec | None = None,
+    callbacks: Callbacks = NO_CALLBACKS,
+    ready: frozenset[str] = frozenset(),
+) -> RunningModel:
+    """Create or attach the target, then start the model's query with its checkpoint.
+    ``ready``: models whose targets this session has already made exist (started before)."""
+    ensure_event_log(spark, project.target)
+    ensure_target(spark, project, model)
+    record_owner(spark, project, model)  # at a first start: which target this checkpoint feeds
+    stream = project.stream_of(model)
+    ref_location = None
+    if stream.ref:  # the upstream target must exist before its changes can be read
+        upstream = project.models[stream.ref]
+        if upstream.name not in ready:
+            ensure_target(spark, project, upstream)
+        ref_location = project.target.table_location(upstream.target_table)
+    checkpoint = project.target.checkpoint_for(model.name)
+    executor = BatchExecutor(project, model, checkpoint, callbacks.on_batch, callbacks.on_statement)
+    function: Callable[[DataFrame, int], None] = executor
+    progress = None
+    if project.target.kind == "connect":
+        function = RemoteBatch(
+            project.root, project.target.name, project.vars, model.name, checkpoint
+        )
+        progress = EventLogProgress(spark, project.target, model.name)
+    session = query_session(spark, project.target)
+    record = model_record(project, model)  # computed first: a failure here starts no query
+    query = (
+        read_stream(session, stream, ref_location)
+        .writeStream.queryName(model.name)
+        .option("checkpointLocation", str(checkpoint))
+        .foreachBatch(function)
+        .trigger(**trigger_kwargs(trigger or stream.trigger, stream))
+        .start()
+    )
+    # what this start runs, for `runner plan`: only once Spark has accepted the query
+    write_last_run(checkpoint, record)
+    own = session if session is not spark else None
+    return RunningModel(model, query, executor, progress, callbacks, own)
+
+
+def wait_for_all(running: list[RunningModel], stop: threading.Event | None = None) -> bool:
+    """Block until every query has ended. Returns True when they ended because ``stop`` was set.
+
+    When one query fails, the others are stopped (each after its batch in flight) and the
+    failure is raised: the model's own error (file, line, statement) when there is one.
+    """
+    stop = stop or threading.Event()
+    while True:
+        # one look at each query per turn (over Connect every look is a call to the server);
+        # a query may end right after it, which the next turn sees
+        active = [r for r in running if r.query.isActive]
+        if not active:
+            break
+        if stop.is_set():
+            for r in running:
+                r.request_stop()
+            break
+        failed = next((r for r in running if r not in active and r.error()), None)
+        if failed is not None:
+            for r in active:
+                r.request_stop()
+            break
+        for r in running:
+            r.report_progress()
+        # a failure is noticed on the next turn and reported from the executor's typed error
+        with contextlib.suppress(StreamingQueryException):
+            active[0].query.awaitTermination(0.5)  # type: ignore[arg-type]  # seconds; a float works
+    for r in running:
+        r.report_progress(final=True)
+    for r in running:
+        error = r.error()
+        if error is not None:
+            raise error
+    return stop.is_set()

@@ -1,0 +1,38 @@
+"""Run a selected test suite on one session: unit tests first, then data tests."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+
+from pyspark.sql import SparkSession
+
+from runner.model_tests.results import TestResult
+from runner.project import Project
+from runner.spark.testing.data_tests import run_data_test
+from runner.spark.testing.unit_tests import run_unit_test
+from runner.specs.suite import TestSuite
+
+
+def run_suite(
+    spark: SparkSession,
+    project: Project,
+    suite: TestSuite,
+    now: datetime,
+    on_result: Callable[[TestResult], None] | None = None,
+) -> list[TestResult]:
+    """Every test of ``suite``; ``now`` is the reference time of freshness tests.
+
+    Unit tests run first: they borrow the target names for their scratch tables, and each data
+    test attaches the real tables it reads again.
+    """
+    results = []
+    for unit_test in suite.unit_tests:
+        results.append(run_unit_test(spark, project, unit_test))
+        if on_result is not None:
+            on_result(results[-1])
+    for data_test in suite.data_tests:
+        results.append(run_data_test(spark, project, suite.seeds, data_test, now))
+        if on_result is not None:
+            on_result(results[-1])
+    return results
