@@ -315,6 +315,10 @@ function showModel(name) {
     const what = node.kind === "test" ? `${t.kind}${t.column ? ` on ${t.column}` : ""}` : `unit test (${t.batches} batches): ${t.description}`;
     tests.append(el("li", {}, link(node.id, what), " ", el("span", { class: "where" }, t.where)));
   }
+  for (const e of m.config.expectations || []) {
+    const where = e.action === "quarantine" ? link(quarantine, e.action) : e.action;
+    tests.append(el("li", { class: "expectation" }, `expectation ${e.name}: ${e.condition} (on violation: `, where, ")"));
+  }
   if (!tests.children.length) tests.append(el("li", { class: "hint" }, "no tests"));
   return [
     title("model", name),

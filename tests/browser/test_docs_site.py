@@ -63,14 +63,19 @@ def browser() -> Iterator[BrowserContext]:
 
 @pytest.fixture
 def docs_url(example_project: Path) -> str:
-    """The example's docs page; customer_totals tagged, so that search has a tag to find."""
+    """The example's docs page; customer_totals has a tag (for search to find) and an
+    expectation that drops rows (which adds no lineage edge)."""
     model = example_project / "models" / "customer_totals.sql"
-    text = model.read_text()
-    model.write_text(
-        text.replace(
-            "unique_key='customer_id',", "unique_key='customer_id',\n    tags=['finance'],", 1
-        )
+    extra = (
+        "    tags=['finance'],\n"
+        "    expectations={'known_customer': {'expect': 'customer_id IS NOT NULL', "
+        "'on_violation': 'drop'}},\n"
     )
+    text = model.read_text().replace(
+        "unique_key='customer_id',\n", f"unique_key='customer_id',\n{extra}", 1
+    )
+    assert extra in text
+    model.write_text(text)
     return generate_docs(load(example_project)).as_uri()
 
 
@@ -143,6 +148,8 @@ def test_a_deep_link_survives_a_reload_and_links_lead_up_and_downstream(
     open_page(page, f"{docs_url}#model:customer_totals")
     assert shown(page) == "model customer_totals"
     assert page.evaluate("window.cy.$(':selected').map(n => n.id())") == ["model:customer_totals"]
+    tests = page.inner_text("#tests")
+    assert "expectation known_customer: customer_id IS NOT NULL (on violation: drop)" in tests
     page.reload()
     page.wait_for_selector("#details-title")
     assert shown(page) == "model customer_totals"
