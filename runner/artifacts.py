@@ -23,7 +23,15 @@ from pathlib import Path
 from typing import Any
 
 from runner.errors import RunnerError
-from runner.lineage import Lineage, build_lineage, quarantine_table
+from runner.lineage import (
+    QUARANTINE_COLUMNS,
+    Lineage,
+    build_lineage,
+    model_quarantines,
+    quarantine_location,
+    quarantine_table,
+    stream_quarantines,
+)
 from runner.model_sql import (
     CompiledStatement,
     compile_batch,
@@ -39,7 +47,8 @@ from runner.secrets import redact, redact_data
 from runner.specs.data_tests import load_data_tests
 from runner.specs.model import ModelSpec
 from runner.specs.models_yaml import ModelDocs, model_descriptions
-from runner.specs.seeds import load_seeds
+from runner.specs.seeds import SeedSpec, load_seeds, read_seed
+from runner.specs.stream import StreamSpec
 
 COMPILED_DIR = Path("target") / "compiled"
 MANIFEST_NAME = "manifest.json"
@@ -101,7 +110,6 @@ def _write_if_changed(path: Path, text: str) -> None:
 def render_compiled_model(project: Project, model: ModelSpec, batch_id: int = 0) -> str:
     """The text of ``target/compiled/<model>.sql``: set-up, per-batch and maintenance SQL."""
     source = project_path(project, model.file)
-    setup = compile_setup(project, model, location_root=project.root)
     every = model.config.optimize_every
     lines = [
         f"-- Compiled by `runner compile` from {source}. Do not edit: edit the model.",
@@ -110,14 +118,8 @@ def render_compiled_model(project: Project, model: ModelSpec, batch_id: int = 0)
         "-- Table locations are shown relative to the project root; at run time they are absolute.",
     ]
     lines += _section("SET-UP: runs once, before the first batch of each start")
-    lines += _statement(setup.create_schema, "always")
-    lines += _statement(setup.create, "when no Delta table exists at the target's location")
-    lines += _statement(setup.attach, "when a Delta table exists there: register it under its name")
-    if setup.properties:
-        lines += _statement(
-            set_properties_statement(project, model, setup.properties),
-            "when the existing table's properties differ (only the differing ones are set)",
-        )
+    for statement, when in setup_steps(project, model):
+        lines += _statement(statement, when)
     lines += render_expectations(project, model, batch_id)
     lines += _section(f"PER BATCH: the statements of batch {batch_id}, in order")
     for statement in compile_batch(project, model, batch_id):
@@ -133,6 +135,26 @@ def render_compiled_model(project: Project, model: ModelSpec, batch_id: int = 0)
     else:
         lines += _section("MAINTENANCE: none (the model sets no optimize_every)")
     return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def setup_steps(project: Project, model: ModelSpec) -> list[tuple[CompiledStatement, str]]:
+    """The model's set-up statements in order, each with when it runs: ``setup[1]`` is either
+    the CREATE or the registration of an existing table. The compiled file prints the condition
+    above each statement and the docs site beside it."""
+    setup = compile_setup(project, model, location_root=project.root)
+    steps = [
+        (setup.create_schema, "always"),
+        (setup.create, "when no Delta table exists at the target's location"),
+        (setup.attach, "when a Delta table exists there: register it under its name"),
+    ]
+    if setup.properties:
+        steps.append(
+            (
+                set_properties_statement(project, model, setup.properties),
+                "when the existing table's properties differ (only the differing ones are set)",
+            )
+        )
+    return steps
 
 
 def render_expectations(project: Project, model: ModelSpec, batch_id: int = 0) -> list[str]:
@@ -203,30 +225,79 @@ def build_manifest(project: Project) -> dict[str, Any]:
             name: _model_entry(project, m, lineage, docs.get(name, ModelDocs()))
             for name, m in project.models.items()
         },
-        "streams": {
-            name: {
-                "file": project_path(project, s.file),
-                "format": s.format,
-                "path": project_path(project, s.path) if s.path else None,
-                "schema": s.columns_ddl,
-                "options": s.options,
-                "trigger": asdict(s.trigger),
-                "description": s.description,
-            }
-            for name, s in project.streams.items()
-        },
+        "streams": {name: _stream_entry(project, s) for name, s in project.streams.items()},
         "targets": {m.target_table: _target_entry(project, m) for m in project.models.values()},
-        "seeds": {
-            name: {
-                "file": project_path(project, s.csv),
-                "table": s.table,
-                "columns": s.columns_ddl,
-                "description": s.description,
-            }
-            for name, s in sorted(seeds.items())
-        },
+        "seeds": {name: _seed_entry(project, s) for name, s in sorted(seeds.items())},
+        "quarantine": _quarantine_entries(project),
         "lineage": lineage.as_data(),
     }
+
+
+def _stream_entry(project: Project, stream: StreamSpec) -> dict[str, Any]:
+    return {
+        "file": project_path(project, stream.file),
+        "line": stream.line,
+        "format": stream.format,
+        "path": project_path(project, stream.path) if stream.path else None,
+        "table": stream.table,
+        "ref": stream.ref,
+        "change_data_feed": stream.change_data_feed,
+        "kafka": asdict(stream.kafka) if stream.kafka else None,
+        "schema": stream.columns_ddl,
+        "options": stream.options,
+        "trigger": asdict(stream.trigger),
+        "description": stream.description,
+    }
+
+
+def _seed_entry(project: Project, seed: SeedSpec) -> dict[str, Any]:
+    try:
+        rows: int | None = len(read_seed(seed))
+    except RunnerError:  # a bad value: `runner seed` reports it; the manifest is still written
+        rows = None
+    return {
+        "file": project_path(project, seed.csv),
+        "declared_in": f"{project_path(project, seed.file)}:{seed.line}",
+        "table": seed.table,
+        "columns": seed.columns_ddl,
+        "rows": rows,
+        "description": seed.description,
+    }
+
+
+# What lands in a model's quarantine table from its source, by the source's format.
+_REJECTED_RECORDS = {
+    "kafka": "records whose value is not valid JSON, does not match the schema or lacks a "
+    "required field",
+}
+_REJECTED_LINES = "lines that do not parse or hold a value of the wrong type for the schema"
+
+
+def _quarantine_entries(project: Project) -> dict[str, dict[str, Any]]:
+    """``quarantine.<model>`` of each model that quarantines: its model, location, columns and
+    what lands there (its source's rejected records, rows failing its expectations)."""
+    entries: dict[str, dict[str, Any]] = {}
+    for name, model in sorted(project.models.items()):
+        stream = project.streams.get(model.config.stream or "")
+        if not model_quarantines(model, stream):
+            continue
+        receives = []
+        if stream is not None and stream_quarantines(stream):
+            rejected = _REJECTED_RECORDS.get(stream.format, _REJECTED_LINES)
+            receives.append(f"{rejected} (stream {stream.name}, {stream.format})")
+        receives += [
+            f"rows failing expectation {e.name}: {e.condition}"
+            for e in model.config.expectations
+            if e.action == "quarantine"
+        ]
+        location = quarantine_location(project.target.warehouse, name)
+        entries[quarantine_table(name)] = {
+            "model": name,
+            "location": project_path(project, location),
+            "columns": QUARANTINE_COLUMNS,
+            "receives": receives,
+        }
+    return entries
 
 
 def _model_entry(

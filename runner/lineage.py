@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from runner.model_sql import relative_location
@@ -38,6 +39,22 @@ EdgeKind = Literal[
 QUARANTINE_SCHEMA = "quarantine"
 # Source formats whose malformed records go to quarantine.<model> instead of failing the batch.
 QUARANTINING_FORMATS: frozenset[str] = frozenset({KAFKA_FORMAT, *LINE_FORMATS})
+# A quarantine table's columns (runner/spark/quarantine.py writes them; the manifest and the
+# docs site show them): the detail columns are null where they do not apply to the source.
+DETAIL_COLUMNS = {
+    "file": "STRING",
+    "line": "BIGINT",
+    "topic": "STRING",
+    "partition": "INT",
+    "offset": "BIGINT",
+    "timestamp": "TIMESTAMP",
+    "key": "STRING",
+}
+QUARANTINE_COLUMNS = (
+    "model STRING, batch_id BIGINT, source STRING, position STRING, raw STRING, reason STRING, "
+    "quarantined_at TIMESTAMP, "
+    + ", ".join(f"`{name}` {kind}" for name, kind in DETAIL_COLUMNS.items())
+)
 
 
 @dataclass(frozen=True)
@@ -120,6 +137,11 @@ def model_quarantines(model: ModelSpec, stream: StreamSpec | None) -> bool:
 
 def quarantine_table(model: str) -> str:
     return f"{QUARANTINE_SCHEMA}.{model}"
+
+
+def quarantine_location(warehouse: Path, model_name: str) -> Path:
+    """Where ``model_name``'s quarantine table lives."""
+    return warehouse / "_quarantine" / model_name
 
 
 def build_lineage(

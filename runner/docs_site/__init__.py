@@ -1,7 +1,8 @@
 """``runner docs generate``: a static site under target/docs/ that opens from file://.
 
-The page's data (lineage, each model's source and compiled SQL, config, tests, each target's
-columns and properties, and optionally each model's recent batches) is written into
+The page's data (lineage, each model's source and compiled SQL, config, tests, descriptions,
+each target's columns and properties, streams, seeds, quarantine tables, and optionally each
+model's recent batches) is written into
 ``index.html`` itself as JSON, because a browser refuses ``fetch()`` on file:// URLs. The
 graph is laid out by Cytoscape.js with the dagre layout and the charts are drawn by Chart.js,
 vendored under ``vendor/`` (MIT licences in ``vendor/LICENSES.txt``), so the page needs no network.
@@ -17,13 +18,11 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from runner.artifacts import build_manifest, project_path
+from runner.artifacts import build_manifest, project_path, setup_steps
 from runner.model_sql import (
     CompiledStatement,
     compile_batch,
     compile_maintenance,
-    compile_setup,
-    set_properties_statement,
 )
 from runner.project import Project
 from runner.secrets import redact, redact_data
@@ -82,6 +81,7 @@ def site_data(project: Project, history: History | None = None) -> dict[str, Any
         "streams": manifest["streams"],
         "targets": manifest["targets"],
         "seeds": manifest["seeds"],
+        "quarantine": manifest["quarantine"],
         "history": history,
     }
 
@@ -90,10 +90,6 @@ def _model_data(
     project: Project, model: ModelSpec, manifest: dict[str, Any], suite: TestSuite
 ) -> dict[str, Any]:
     entry = manifest["models"][model.name]
-    setup = compile_setup(project, model, location_root=project.root)
-    setup_statements = [setup.create_schema, setup.create, setup.attach]
-    if setup.properties:
-        setup_statements.append(set_properties_statement(project, model, setup.properties))
     per_batch = [s for s in compile_batch(project, model, 0) if s.phase == "batch"]
     return {
         "file": entry["file"],
@@ -106,7 +102,9 @@ def _model_data(
         "depends_on": entry["depends_on"],
         "checkpoint": entry["checkpoint"],
         "compiled": {
-            "setup": [_statement(project, s) for s in setup_statements],
+            "setup": [
+                {**_statement(project, s), "when": when} for s, when in setup_steps(project, model)
+            ],
             "batch": [_statement(project, s) for s in per_batch],
             "maintenance": [_statement(project, s) for s in compile_maintenance(project, model, 0)],
         },
@@ -117,6 +115,7 @@ def _model_data(
                 "column": t.column,
                 "params": t.params,
                 "where": f"{project_path(project, t.file)}:{t.line}",
+                "reads": sorted({d.table for d in t.reads}),
             }
             for t in suite.data_tests
             if t.model == model.name

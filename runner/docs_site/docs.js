@@ -1,4 +1,5 @@
-// The runner's docs page: a lineage graph (Cytoscape.js + dagre) and a details pane per node.
+// The runner's docs page: a list of every node with a search box, a lineage graph (Cytoscape.js
+// + dagre) and a page per node, addressed by the URL's hash (#model:orders_merge).
 // All data is in window.RUNNER_DOCS, written by `runner docs generate`; nothing is fetched.
 "use strict";
 
@@ -16,7 +17,9 @@ const EDGE_STYLES = {
 
 function el(tag, attrs, ...children) {
   const node = document.createElement(tag);
-  for (const [key, value] of Object.entries(attrs || {})) node.setAttribute(key, value);
+  for (const [key, value] of Object.entries(attrs || {})) {
+    if (value !== null && value !== undefined) node.setAttribute(key, value);
+  }
   for (const child of children) {
     if (child !== null && child !== undefined) {
       node.append(typeof child === "string" ? document.createTextNode(child) : child);
@@ -66,6 +69,7 @@ function buildGraph() {
       { selector: "node[kind = 'source'], node[kind = 'seed']", style: { shape: "cut-rectangle" } },
       { selector: "node[kind = 'table'], node[kind = 'quarantine']", style: { shape: "barrel" } },
       { selector: "node:selected", style: { "border-width": 4, "border-color": "#ffd600" } },
+      { selector: "node.faded", style: { opacity: 0.25 } },
       {
         selector: "edge",
         style: {
@@ -78,99 +82,407 @@ function buildGraph() {
     ],
     layout: { name: "dagre", rankDir: "LR", nodeSep: 25, rankSep: 70, padding: 30 },
   });
-  cy.on("tap", "node", (event) => showNode(event.target.id()));
+  cy.on("tap", "node", (event) => { window.location.hash = event.target.id(); });
   return cy;
 }
 
+// -- the nodes of the page: the lineage's, and each model's tests -----------------------------
+
+const KINDS = [
+  ["model", "Models"], ["stream", "Streams"], ["source", "Sources"], ["seed", "Seeds"],
+  ["table", "Tables"], ["quarantine", "Quarantine tables"], ["test", "Data tests"],
+  ["unit_test", "Unit tests"],
+];
+const NODES = new Map(); // id -> { id, kind, name, detail, model?, test? }
+
+function collectNodes() {
+  for (const node of DOCS.lineage.nodes) NODES.set(node.id, node);
+  for (const [model, m] of Object.entries(DOCS.models)) {
+    for (const t of m.data_tests) NODES.set(`test:${t.name}`, { id: `test:${t.name}`, kind: "test", name: t.name, model, test: t });
+    for (const t of m.unit_tests) NODES.set(`unit_test:${t.name}`, { id: `unit_test:${t.name}`, kind: "unit_test", name: t.name, model, test: t });
+  }
+}
+
+// A column list as [name, type] pairs: a DDL string ("a STRING, b DECIMAL(10,2)") or a list.
+function columnsOf(ddl) {
+  if (!ddl) return [];
+  const parts = [];
+  if (Array.isArray(ddl)) parts.push(...ddl);
+  else {
+    let depth = 0, current = "";
+    for (const ch of ddl) {
+      if (ch === "(" || ch === "<") depth += 1;
+      if (ch === ")" || ch === ">") depth -= 1;
+      if (ch === "," && depth === 0) { parts.push(current); current = ""; } else current += ch;
+    }
+    parts.push(current);
+  }
+  return parts.map((p) => p.trim()).filter(Boolean).map((p) => {
+    const [name, ...type] = p.split(/\s+/);
+    return [name.replace(/`/g, ""), type.join(" ")];
+  });
+}
+
+function seedOfTable(table) {
+  return Object.entries(DOCS.seeds).find(([, s]) => s.table === table);
+}
+
+function describedColumns(model) {
+  return (DOCS.models[model] || {}).columns || {};
+}
+
+// The text search matches: names, descriptions, columns (and their descriptions), tags.
+function searchText(node) {
+  const words = [node.name, node.kind, node.detail || ""];
+  if (node.kind === "model") {
+    const m = DOCS.models[node.name];
+    const target = DOCS.targets[m.target] || {};
+    words.push(m.description, m.stream, m.target, m.file, ...(m.config.tags || []));
+    for (const [name] of columnsOf(target.columns)) words.push(name);
+    for (const c of Object.values(m.columns)) words.push(c.name, c.description);
+  } else if (node.kind === "stream") {
+    const s = DOCS.streams[node.name];
+    words.push(s.description, s.format, s.path || "", s.table || "", s.ref || "");
+    if (s.kafka) words.push(...s.kafka.topics, s.kafka.pattern || "");
+    for (const [name] of columnsOf(s.schema)) words.push(name);
+  } else if (node.kind === "seed") {
+    const s = DOCS.seeds[node.name];
+    words.push(s.description, s.table, ...columnsOf(s.columns).map(([name]) => name));
+  } else if (node.kind === "table") {
+    const target = DOCS.targets[node.name];
+    if (target) {
+      words.push(target.model, ...columnsOf(target.columns).map(([name]) => name));
+      for (const c of Object.values(describedColumns(target.model))) words.push(c.description);
+    }
+  } else if (node.kind === "quarantine") {
+    const q = DOCS.quarantine[node.name];
+    if (q) words.push(q.model, ...q.receives);
+  } else if (node.test) {
+    words.push(node.model, node.test.kind || "", node.test.column || "", node.test.description || "");
+  }
+  return words.filter(Boolean).join(" ").toLowerCase();
+}
+
+// -- the side panel: every node by kind, filtered by the search box ---------------------------
+
+function matches(query) {
+  const terms = query.toLowerCase().split(/\s+/).filter(Boolean);
+  const found = new Set();
+  for (const node of NODES.values()) {
+    const text = searchText(node);
+    if (terms.every((term) => text.includes(term))) found.add(node.id);
+  }
+  return found;
+}
+
+function renderList(query) {
+  const found = matches(query);
+  const list = document.getElementById("node-list");
+  list.replaceChildren();
+  for (const [kind, title] of KINDS) {
+    const shown = [...NODES.values()].filter((n) => n.kind === kind && found.has(n.id));
+    if (!shown.length) continue;
+    const items = el("ul", {});
+    for (const node of shown.sort((a, b) => a.name.localeCompare(b.name))) {
+      items.append(el("li", {}, link(node.id)));
+    }
+    list.append(el("h4", {}, `${title} (${shown.length})`), items);
+  }
+  if (!found.size) list.append(el("p", { class: "hint", id: "no-match" }, `nothing matches "${query}"`));
+  if (window.cy) window.cy.nodes().forEach((n) => n.toggleClass("faded", Boolean(query) && !found.has(n.id())));
+  markCurrent();
+  return found;
+}
+
+function markCurrent() {
+  for (const a of document.querySelectorAll("#node-list a")) {
+    a.classList.toggle("current", a.dataset.node === currentId());
+  }
+}
+
+// -- routing: the URL's hash names the node shown (#model:orders_merge), so links, reloads and
+// back/forward all work -----------------------------------------------------------------------
+
+function currentId() {
+  try {
+    return decodeURIComponent(window.location.hash.slice(1));
+  } catch (error) {
+    return window.location.hash.slice(1);
+  }
+}
+
+function link(id, text) {
+  const node = NODES.get(id);
+  const shown = text || (node ? node.name : id.slice(id.indexOf(":") + 1));
+  return el("a", { href: `#${id}`, class: `node-link k-text-${node ? node.kind : "none"}`, "data-node": id }, shown);
+}
+
+function links(ids, none) {
+  if (!ids.length) return el("span", { class: "hint" }, none || "none");
+  const span = el("span", {});
+  ids.forEach((id, i) => span.append(...(i ? [", "] : []), link(id)));
+  return span;
+}
+
+function route() {
+  const id = currentId();
+  const pane = document.getElementById("details");
+  pane.replaceChildren(...(id ? nodePage(id) : overview()).filter(Boolean));
+  pane.scrollTop = 0;
+  const node = NODES.get(id);
+  document.title = node ? `${node.name} (${node.kind}): ${DOCS.project} docs` : `${DOCS.project} docs`;
+  window.cy.nodes().unselect();
+  if (node && window.cy.getElementById(id).length) window.cy.getElementById(id).select();
+  markCurrent();
+}
+
+// -- the details pane: one page per kind ------------------------------------------------------
+
 function section(title, ...children) {
   return el("section", { class: "block" }, el("h3", {}, title), ...children);
+}
+
+function title(kind, name) {
+  return el("h2", { id: "details-title" }, `${kind.replace("_", " ")} ${name}`);
+}
+
+function description(text) {
+  return text ? el("p", { class: "description", id: "description" }, text) : el("p", { class: "hint", id: "description" }, "no description");
+}
+
+// Rows of [label, value]; values are text or elements; empty values are left out.
+function facts(id, rows) {
+  const table = el("table", { class: "kv", id });
+  for (const [key, value] of rows) {
+    if (value === null || value === undefined || value === "" || (Array.isArray(value) && !value.length)) continue;
+    table.append(el("tr", {}, el("th", {}, key), el("td", {}, typeof value === "object" && !(value instanceof Node) ? JSON.stringify(value) : value instanceof Node ? value : String(value))));
+  }
+  return table;
+}
+
+function keyValues(values) {
+  return facts(null, Object.entries(values).filter(([, v]) => !(v && typeof v === "object" && !Array.isArray(v) && !Object.keys(v).length)));
+}
+
+function columnTable(id, columns, descriptions) {
+  const table = el("table", { class: "kv", id });
+  if (!columns.length) return el("p", { class: "hint", id }, "columns unknown");
+  for (const [name, type] of columns) {
+    const text = ((descriptions || {})[name] || {}).description || "";
+    table.append(el("tr", {}, el("th", {}, name), el("td", {}, type), el("td", { class: "description" }, text)));
+  }
+  return table;
 }
 
 function sqlBlocks(id, statements, empty) {
   const box = el("div", { id });
   if (!statements.length) box.append(el("p", { class: "hint" }, empty));
   for (const s of statements) {
-    box.append(el("div", { class: "stmt-head" }, `${s.label} ${s.keyword}  `, el("span", { class: "where" }, s.where)));
+    const when = s.when ? el("span", { class: "when" }, s.when) : null;
+    box.append(el("div", { class: "stmt-head" }, `${s.label} ${s.keyword}  `, when, when ? "  " : null, el("span", { class: "where" }, s.where)));
     box.append(el("pre", { class: "sql" }, `${s.sql};`));
   }
   return box;
 }
 
-function keyValues(values) {
-  const table = el("table", { class: "kv" });
-  for (const [key, value] of Object.entries(values)) {
-    if (value === null || value === undefined || (Array.isArray(value) && !value.length)) continue;
-    if (typeof value === "object" && !Array.isArray(value) && !Object.keys(value).length) continue;
-    const shown = typeof value === "object" ? JSON.stringify(value) : String(value);
-    table.append(el("tr", {}, el("th", {}, key), el("td", {}, shown)));
+// The nodes next to this one in the lineage, both ways, with the edge's kind.
+function neighbours(id) {
+  const up = el("ul", { id: "upstream" });
+  const down = el("ul", { id: "downstream" });
+  for (const edge of DOCS.lineage.edges) {
+    if (edge.target === id) up.append(el("li", {}, link(edge.source), el("span", { class: "where" }, ` ${edge.kind}`)));
+    if (edge.source === id) down.append(el("li", {}, link(edge.target), el("span", { class: "where" }, ` ${edge.kind}`)));
   }
-  return table;
+  if (!up.children.length) up.append(el("li", { class: "hint" }, "none"));
+  if (!down.children.length) down.append(el("li", { class: "hint" }, "none"));
+  return section("Lineage", el("div", { class: "neighbours" }, el("div", {}, el("h4", {}, "upstream"), up), el("div", {}, el("h4", {}, "downstream"), down)));
+}
+
+function downstreamModels(name) {
+  return Object.entries(DOCS.models).filter(([, m]) => m.depends_on.models.includes(name)).map(([other]) => `model:${other}`);
+}
+
+function testsOf(name) {
+  return [...NODES.values()].filter((n) => n.test && n.model === name);
 }
 
 function showModel(name) {
   const m = DOCS.models[name];
+  const quarantine = `quarantine:quarantine.${name}`;
   const tests = el("ul", { id: "tests" });
-  for (const t of m.data_tests) {
-    tests.append(el("li", {}, `${t.kind}${t.column ? ` on ${t.column}` : ""} `, el("span", { class: "where" }, t.where)));
+  for (const node of testsOf(name)) {
+    const t = node.test;
+    const what = node.kind === "test" ? `${t.kind}${t.column ? ` on ${t.column}` : ""}` : `unit test (${t.batches} batches): ${t.description}`;
+    tests.append(el("li", {}, link(node.id, what), " ", el("span", { class: "where" }, t.where)));
   }
-  for (const t of m.unit_tests) {
-    tests.append(el("li", {}, `unit test ${t.name} (${t.batches} batches): ${t.description} `, el("span", { class: "where" }, t.where)));
+  for (const e of m.config.expectations || []) {
+    const where = e.action === "quarantine" ? link(quarantine, e.action) : e.action;
+    tests.append(el("li", { class: "expectation" }, `expectation ${e.name}: ${e.condition} (on violation: `, where, ")"));
   }
   if (!tests.children.length) tests.append(el("li", { class: "hint" }, "no tests"));
-  const upstream = m.depends_on.models.length ? m.depends_on.models.join(", ") : "none";
   return [
-    el("h2", { id: "details-title" }, `model ${name}`),
-    el("p", { class: "meta" }, `${m.file}: stream ${m.stream} → ${m.target}; upstream models: ${upstream}`),
-    m.description ? el("p", { class: "description", id: "model-description" }, m.description) : null,
+    title("model", name),
+    description(m.description),
+    facts("model-facts", [
+      ["file", m.file],
+      ["stream", link(`stream:${m.stream}`)],
+      ["target", link(`table:${m.target}`)],
+      ["quarantine", NODES.has(quarantine) ? link(quarantine) : null],
+      ["upstream models", el("span", { id: "upstream-models" }, links(m.depends_on.models.map((u) => `model:${u}`)))],
+      ["downstream models", el("span", { id: "downstream-models" }, links(downstreamModels(name)))],
+      ["tags", (m.config.tags || []).join(", ")],
+      ["checkpoint", m.checkpoint],
+    ]),
     history(name),
+    section("Columns of the target", columnTable("model-columns", columnsOf((DOCS.targets[m.target] || {}).columns), m.columns)),
     section("Compiled SQL, per batch (batch 0)", sqlBlocks("compiled-batch", m.compiled.batch, "none")),
-    section("Compiled SQL, set-up (once per start)", sqlBlocks("compiled-setup", m.compiled.setup, "none")),
+    section("Compiled SQL, set-up (once per start; setup[1] is one of two statements)", sqlBlocks("compiled-setup", m.compiled.setup, "none")),
     section("Compiled SQL, maintenance", sqlBlocks("compiled-maintenance", m.compiled.maintenance, "none: no optimize_every")),
     section("Tests and expectations", tests),
     section("Config", keyValues(m.config)),
+    neighbours(`model:${name}`),
     section(`Source: ${m.file}`, el("pre", { class: "sql", id: "source-sql" }, m.source_sql)),
   ];
 }
 
 function showTable(name) {
   const target = DOCS.targets[name];
-  if (!target) return [el("h2", { id: "details-title" }, `table ${name}`), el("p", { class: "hint" }, "not written by a model of this project")];
-  const columns = el("table", { class: "kv", id: "columns" });
-  const described = (DOCS.models[target.model] || {}).columns || {};
-  for (const column of target.columns || []) {
-    const [col, ...type] = column.trim().split(/\s+/);
-    const text = (described[col.replace(/`/g, "")] || {}).description || "";
-    columns.append(el("tr", {}, el("th", {}, col), el("td", {}, type.join(" ")), el("td", { class: "description" }, text)));
+  const seed = seedOfTable(name);
+  if (!target && !seed) {
+    return [title("table", name), el("p", { class: "meta" }, "a table this project reads but does not write"), neighbours(`table:${name}`)];
+  }
+  const columns = target ? columnsOf(target.columns) : columnsOf(seed[1].columns);
+  return [
+    title("table", name),
+    target ? description((DOCS.models[target.model] || {}).description) : description(seed[1].description),
+    facts("table-facts", target ? [
+      ["written by", link(`model:${target.model}`)],
+      ["location", target.location],
+      ["partitioned by", target.partitioned_by.join(", ")],
+    ] : [["loaded by", link(`seed:${seed[0]}`)]]),
+    section("Columns", columnTable("columns", columns, target ? describedColumns(target.model) : {})),
+    target ? section("Table properties", keyValues(target.table_properties)) : null,
+    neighbours(`table:${name}`),
+  ];
+}
+
+function showStream(name) {
+  const s = DOCS.streams[name];
+  const kafka = s.kafka || {};
+  return [
+    title("stream", name),
+    description(s.description),
+    facts("stream-facts", [
+      ["declared in", `${s.file}:${s.line}`],
+      ["format", s.format],
+      ["path", s.path],
+      ["table", s.table],
+      ["model's target", s.ref ? link(`model:${s.ref}`) : null],
+      ["change data feed", s.change_data_feed ? "yes: inserts, updates and deletes as rows" : null],
+      ["Kafka topics", (kafka.topics || []).join(", ") || kafka.pattern],
+      ["bootstrap servers", kafka.bootstrap_servers],
+      ["value format", kafka.value_format],
+      ["required fields", (kafka.required || []).join(", ")],
+      ["trigger", s.trigger ? Object.values(s.trigger).filter(Boolean).join(" ") : null],
+      ["options", Object.keys(s.options).length ? s.options : null],
+    ]),
+    section("Schema", columnTable("stream-columns", columnsOf(s.schema), {})),
+    neighbours(`stream:${name}`),
+  ];
+}
+
+function showSource(node) {
+  const [format, ...rest] = node.name.split(":");
+  const readers = DOCS.lineage.edges.filter((e) => e.source === node.id).map((e) => DOCS.streams[e.target.slice("stream:".length)]).filter(Boolean);
+  return [
+    title("source", node.name),
+    readers.length ? description(readers[0].description) : null,
+    facts("source-facts", [
+      ["format", format],
+      [format === "kafka" ? "topic" : "path", rest.join(":") || null],
+      [format === "kafka" ? "bootstrap servers" : "folder", node.detail],
+    ]),
+    neighbours(node.id),
+  ];
+}
+
+function showSeed(name) {
+  const s = DOCS.seeds[name];
+  const table = `table:${s.table}`;
+  const tests = [...NODES.values()].filter((n) => n.kind === "test" && (n.test.reads || []).includes(s.table)).map((n) => n.id);
+  return [
+    title("seed", name),
+    description(s.description),
+    facts("seed-facts", [
+      ["CSV", s.file],
+      ["declared in", s.declared_in],
+      ["table", link(table)],
+      ["rows", s.rows === null || s.rows === undefined ? "unknown (a value does not match its column: run runner seed)" : String(s.rows)],
+      ["read by tests", links(tests)],
+    ]),
+    section("Columns", columnTable("seed-columns", columnsOf(s.columns), {})),
+    neighbours(`seed:${name}`),
+  ];
+}
+
+function showQuarantine(name) {
+  const q = DOCS.quarantine[name];
+  if (!q) return [title("quarantine", name), neighbours(`quarantine:${name}`)];
+  const receives = el("ul", { id: "quarantine-receives" }, ...q.receives.map((r) => el("li", {}, r)));
+  return [
+    title("quarantine table", name),
+    el("p", { class: "description", id: "description" }, `The input rows model ${q.model} could not use, one row each with the reason; the rest of the batch still merges.`),
+    facts("quarantine-facts", [["model", link(`model:${q.model}`)], ["location", q.location]]),
+    section("What lands here", receives),
+    section("Columns", columnTable("quarantine-columns", columnsOf(q.columns), {})),
+    neighbours(`quarantine:${name}`),
+  ];
+}
+
+function showTest(node) {
+  const t = node.test;
+  if (node.kind === "unit_test") {
+    return [
+      title("unit test", node.name),
+      description(t.description),
+      facts("test-facts", [["model", link(`model:${node.model}`)], ["batches", String(t.batches)], ["declared at", t.where]]),
+    ];
   }
   return [
-    el("h2", { id: "details-title" }, `table ${name}`),
-    el("p", { class: "meta" }, `written by model ${target.model} at ${target.location}`),
-    section("Columns", columns),
-    section("Table properties", keyValues(target.table_properties)),
-    section("Layout", keyValues({ partitioned_by: target.partitioned_by })),
+    title("test", node.name),
+    el("p", { class: "description", id: "description" }, `${t.kind}${t.column ? ` on column ${t.column}` : ""} of model ${node.model}: its query's rows are the failures (runner test --show-sql prints it).`),
+    facts("test-facts", [
+      ["model", link(`model:${node.model}`)],
+      ["kind", t.kind],
+      ["column", t.column],
+      ["parameters", Object.keys(t.params).length ? t.params : null],
+      ["reads", links((t.reads || []).map((table) => `table:${table}`))],
+      ["declared at", t.where],
+    ]),
   ];
 }
 
-function showOther(node) {
-  const declared = node.kind === "stream" ? DOCS.streams[node.name] : node.kind === "seed" ? DOCS.seeds[node.name] : null;
+function nodePage(id) {
+  const node = NODES.get(id);
+  if (!node) {
+    return [el("h2", { id: "details-title" }, `no node ${id}`), el("p", { class: "hint" }, "This project has no such node (renamed or removed?): pick one in the list on the left.")];
+  }
+  if (node.kind === "model") return showModel(node.name);
+  if (node.kind === "table") return showTable(node.name);
+  if (node.kind === "stream") return showStream(node.name);
+  if (node.kind === "seed") return showSeed(node.name);
+  if (node.kind === "quarantine") return showQuarantine(node.name);
+  if (node.kind === "source") return showSource(node);
+  return showTest(node);
+}
+
+function overview() {
+  const counts = KINDS.map(([kind, name]) => [name, String([...NODES.values()].filter((n) => n.kind === kind).length)]);
   return [
-    el("h2", { id: "details-title" }, `${node.kind} ${node.name}`),
-    declared && declared.description ? el("p", { class: "description" }, declared.description) : null,
-    declared ? section("Declaration", keyValues(declared)) : el("p", { class: "meta" }, node.detail),
+    el("h2", { id: "details-title" }, `project ${DOCS.project}`),
+    el("p", { class: "hint" }, "Pick a node in the list or the graph, or search (names, descriptions, columns, tags). Each page has its own address: copy it to link to it."),
+    facts("overview", counts),
   ];
-}
-
-function showNode(id) {
-  const node = DOCS.lineage.nodes.find((n) => n.id === id);
-  const pane = document.getElementById("details");
-  pane.replaceChildren();
-  let parts;
-  if (node.kind === "model") parts = showModel(node.name);
-  else if (node.kind === "table") parts = showTable(node.name);
-  else parts = showOther(node);
-  pane.append(...parts.filter(Boolean));
-  window.cy.nodes().unselect();
-  window.cy.getElementById(id).select();
 }
 
 function history(name) {
@@ -206,5 +518,16 @@ function history(name) {
 }
 
 document.getElementById("title").textContent = `${DOCS.project}: lineage and models (target ${DOCS.target})`;
+collectNodes();
 window.cy = buildGraph();
-window.showNode = showNode;
+window.showNode = (id) => { window.location.hash = id; };
+const search = document.getElementById("search");
+search.addEventListener("input", () => renderList(search.value));
+search.addEventListener("keydown", (event) => {
+  if (event.key !== "Enter") return;
+  const first = document.querySelector("#node-list a");
+  if (first) window.location.hash = first.dataset.node;
+});
+window.addEventListener("hashchange", route);
+renderList("");
+route();

@@ -33,28 +33,19 @@ from pyspark.sql import functions as F
 
 from runner.error_text import first_line
 from runner.errors import RunnerError
+from runner.lineage import (
+    DETAIL_COLUMNS,
+    QUARANTINE_COLUMNS,
+    QUARANTINE_SCHEMA,
+    quarantine_location,
+)
 from runner.spark.delta.statements import Transaction
 from runner.spark.session.conflicts import retry_on_conflict
 
-QUARANTINE_SCHEMA = "quarantine"
 SourceKind = Literal["kafka", "json", "csv", "expectation"]
-# The columns a rejected-rows DataFrame must have, and the optional detail columns (filled
-# with null when absent).
+# The columns a rejected-rows DataFrame must have (the optional ones, filled with null when
+# absent, are runner.lineage's DETAIL_COLUMNS).
 REQUIRED_COLUMNS = ("position", "raw", "reason")
-DETAIL_COLUMNS = {
-    "file": "STRING",
-    "line": "BIGINT",
-    "topic": "STRING",
-    "partition": "INT",
-    "offset": "BIGINT",
-    "timestamp": "TIMESTAMP",
-    "key": "STRING",
-}
-QUARANTINE_COLUMNS = (
-    "model STRING, batch_id BIGINT, source STRING, position STRING, raw STRING, reason STRING, "
-    "quarantined_at TIMESTAMP, "
-    + ", ".join(f"`{name}` {kind}" for name, kind in DETAIL_COLUMNS.items())
-)
 QUERY_ID_PROPERTY = "sql.streaming.queryId"  # set by Spark on the thread running a batch
 
 _registered: set[tuple[str, str]] = set()  # (Spark application id, quarantine location)
@@ -62,11 +53,6 @@ _registered: set[tuple[str, str]] = set()  # (Spark application id, quarantine l
 
 class QuarantineError(RunnerError):
     """Rejected rows could not be written to the quarantine table."""
-
-
-def quarantine_location(warehouse: Path, model_name: str) -> Path:
-    """Where ``model_name``'s quarantine table lives."""
-    return warehouse / "_quarantine" / model_name
 
 
 def quarantine_table(model_name: str) -> str:
