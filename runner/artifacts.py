@@ -40,11 +40,13 @@ from runner.secrets import redact, redact_data
 from runner.testing.data_tests import load_data_tests
 from runner.testing.models_yaml import ModelDocs, model_descriptions
 from runner.testing.seeds import load_seeds
+from runner.testing.singular import load_singular_tests
 
 COMPILED_DIR = Path("target") / "compiled"
 MANIFEST_NAME = "manifest.json"
-# 2: lineage, seeds, depends_on.models through streams; 3: each model's compiled SQL checksum
-MANIFEST_VERSION = 3
+# 2: lineage, seeds, depends_on.models through streams; 3: each model's compiled SQL checksum;
+# 4: singular tests (tests/*.sql): "tests" and test nodes in the lineage
+MANIFEST_VERSION = 4
 _RULE = "-- " + "=" * 94
 
 
@@ -187,7 +189,8 @@ def build_manifest(project: Project) -> dict[str, Any]:
     so ``--select`` and ``--batch-id`` never leave it inconsistent with the files beside it."""
     target = project.target
     seeds = load_seeds(project)
-    lineage = build_lineage(project, seeds, load_data_tests(project, seeds))
+    singular = load_singular_tests(project, seeds)
+    lineage = build_lineage(project, seeds, load_data_tests(project, seeds), singular)
     docs = model_descriptions(project)
     return {
         "manifest_version": MANIFEST_VERSION,
@@ -224,6 +227,15 @@ def build_manifest(project: Project) -> dict[str, Any]:
                 "description": s.description,
             }
             for name, s in sorted(seeds.items())
+        },
+        "tests": {
+            t.name: {
+                "file": project_path(project, t.file),
+                "test_type": "singular",
+                "sql": t.sql,
+                "depends_on": {"models": list(t.models), "seeds": list(t.seeds)},
+            }
+            for t in singular
         },
         "lineage": lineage.as_data(),
     }

@@ -15,6 +15,7 @@ from runner.artifacts import project_path
 from runner.project import Project
 from runner.selection import SelectorPart, dependency_graph, select_models, select_names
 from runner.testing.data_tests import DataTestSpec
+from runner.testing.singular import SingularTestSpec
 from runner.testing.suite import load_suite, select_tests
 from runner.testing.unit_specs import UnitTestSpec
 
@@ -91,9 +92,10 @@ def list_resources(
         chosen = select_tests(
             project, suite, select, exclude=exclude, state=state, elsewhere=suite.seeds
         )
-        kinds: list[tuple[str, DataTestSpec | UnitTestSpec]]
+        kinds: list[tuple[str, DataTestSpec | UnitTestSpec | SingularTestSpec]]
         kinds = [("data", t) for t in chosen.data_tests]
         kinds += [("unit", t) for t in chosen.unit_tests]
+        kinds += [("singular", t) for t in chosen.singular_tests]
         tests = [
             Resource(
                 t.name,

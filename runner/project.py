@@ -42,7 +42,13 @@ from runner.yaml_loader import YamlMap, check_keys, load_yaml, untemplated
 
 PROJECT_FILE = "project.yml"
 DEFAULT_TARGET = "local"  # the target of a project.yml with no targets: (local[*], target/local)
-DEFAULT_PATHS = {"models": "models", "macros": "macros", "streams": "streams", "seeds": "seeds"}
+DEFAULT_PATHS = {
+    "models": "models",
+    "macros": "macros",
+    "streams": "streams",
+    "seeds": "seeds",
+    "tests": "tests",  # singular data tests: tests/*.sql (runner/testing/singular.py)
+}
 # The keys project.yml and each of its targets may set (runner/yaml_loader.py checks them).
 PROJECT_KEYS = ("name", "paths", "vars", "default_target", "targets", "lint", "clean-targets")
 TARGET_KEYS = ("master", "remote", "warehouse", "checkpoints", "spark_conf")

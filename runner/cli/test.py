@@ -22,7 +22,8 @@ TestSelect = Annotated[
         "--select",
         "-s",
         help="Tests of these models (dbt's selectors, as in runner run), tests by name, and "
-        "test_type:unit or test_type:data. Spaces (or repeating -s) union, commas intersect. "
+        "test_type:unit, test_type:data (generic and singular), test_type:generic or "
+        "test_type:singular (tests/*.sql). Spaces (or repeating -s) union, commas intersect. "
         "Example: --select orders_merge,test_type:unit",
     ),
 ]
@@ -56,8 +57,9 @@ def run_tests(
     debug: Debug = False,
 ) -> None:
     """Run the model unit tests (models/*.yml unit_tests:) on scratch tables, then the data
-    tests (models/*.yml models:) on the target tables. Freshness is measured against the time
-    the command started (UTC). Exit 0 when all pass, 1 when any fails.
+    tests (models/*.yml models:, and the singular tests tests/*.sql) on the target tables.
+    Freshness is measured against the time the command started (UTC). Exit 0 when all pass,
+    1 when any fails.
 
     Example: runner test --select orders_merge --junit-xml target/junit.xml
     """
@@ -120,3 +122,6 @@ def _print_sql(project: Project, suite: TestSuite, now: datetime) -> None:
         where = project_path(project, test.file)
         typer.echo(f"-- {test.name}: {test.kind} on {test.model} ({where}:{test.line})")
         typer.echo(data_test_sql(project, test, now) + ";\n")
+    for singular in suite.singular_tests:
+        typer.echo(f"-- {singular.name}: singular test ({project_path(project, singular.file)})")
+        typer.echo(singular.sql + ";\n")

@@ -82,6 +82,7 @@ def site_data(project: Project, history: History | None = None) -> dict[str, Any
         "streams": manifest["streams"],
         "targets": manifest["targets"],
         "seeds": manifest["seeds"],
+        "tests": manifest["tests"],  # singular tests (tests/*.sql): node kind test
         "history": history,
     }
 

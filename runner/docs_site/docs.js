@@ -5,7 +5,7 @@
 const DOCS = window.RUNNER_DOCS;
 const COLORS = {
   source: "#8d6e63", stream: "#1e88e5", model: "#43a047",
-  table: "#546e7a", quarantine: "#e53935", seed: "#fb8c00",
+  table: "#546e7a", quarantine: "#e53935", seed: "#fb8c00", test: "#fdd835",
 };
 const EDGE_STYLES = {
   change_data_feed: { color: "#8e24aa", style: "solid", label: "CDF" },
@@ -152,7 +152,7 @@ function showTable(name) {
 }
 
 function showOther(node) {
-  const declared = node.kind === "stream" ? DOCS.streams[node.name] : node.kind === "seed" ? DOCS.seeds[node.name] : null;
+  const declared = { stream: DOCS.streams, seed: DOCS.seeds, test: DOCS.tests || {} }[node.kind]?.[node.name] || null;
   return [
     el("h2", { id: "details-title" }, `${node.kind} ${node.name}`),
     declared && declared.description ? el("p", { class: "description" }, declared.description) : null,

@@ -26,7 +26,7 @@ class TestResult:
     __test__ = False  # not a pytest test class
 
     name: str
-    kind: Literal["data", "unit"]
+    kind: Literal["data", "unit", "singular"]
     model: str
     status: TestStatus = PASS
     seconds: float = 0.0
