@@ -13,9 +13,10 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from runner.cli.errors import reported_errors, while_running
-from runner.cli.options import Debug, Exclude, ProjectDir, Select, State, Target, Vars
+from runner.cli.options import Debug, Exclude, JunitXml, ProjectDir, Select, State, Target, Vars
 
 if TYPE_CHECKING:  # imported where used: `runner --help` and `runner lint` load only their own
+    from runner.cli.run_record import RunRecord
     from runner.config import ModelSpec, TriggerSpec
     from runner.errors import RunnerError
     from runner.project import Project
@@ -108,13 +109,15 @@ def run(
     full_refresh: FullRefresh = False,
     adopt_state: AdoptState = False,
     verbose: Verbose = False,
+    junit_xml: JunitXml = None,
     debug: Debug = False,
 ) -> None:
     """Process what the models' sources hold now, then exit (trigger availableNow).
 
-    Models run one after the other, upstream first. For schedulers and CI.
+    Models run one after the other, upstream first. For schedulers and CI: each model's
+    result (batches, rows, MERGE counts) is written to target/run_results.json.
 
-    Example: runner run --model orders_merge
+    Example: runner run --model orders_merge --junit-xml target/junit.xml
     """
     from runner.config import TriggerSpec
 
@@ -129,6 +132,7 @@ def run(
         trigger=TriggerSpec(kind="available_now"),
         exclude=exclude,
         state=state,
+        junit_xml=junit_xml,
     )
 
 
@@ -143,6 +147,7 @@ def _run(
     trigger: TriggerSpec | None = None,
     exclude: list[str] | None = None,
     state: Path | None = None,
+    junit_xml: Path | None = None,
 ) -> None:
     from rich.text import Text
 
@@ -191,8 +196,22 @@ def _run(
                 unmapped = new_unmapped_columns(project, model)
                 if unmapped:
                     console.print(Text.assemble(("warning:", "yellow"), " ", unmapped))
-            with while_running():
-                _run_models(project, models, choices, trigger)
+            if trigger is None:  # `stream`: no end, so no run_results.json
+                with while_running():
+                    _run_models(project, models, choices, trigger)
+                return
+            from runner.cli.run_record import RunRecord
+
+            record = RunRecord(names)
+            try:
+                with while_running():
+                    _run_models(project, models, choices, trigger, record)
+            except BaseException as exc:
+                record.fail(*failure_of(exc, models))
+                raise
+            finally:
+                selected = [*model_names, *selectors]
+                record.write(project, "run", select=selected, exclude=exclude, junit_xml=junit_xml)
 
 
 def _run_models(
@@ -200,6 +219,7 @@ def _run_models(
     models: list[ModelSpec],
     choices: RunChoices,
     trigger: TriggerSpec | None,
+    record: RunRecord | None = None,
 ) -> None:
     from rich.text import Text
 
@@ -241,8 +261,9 @@ def _run_models(
     # `stream` in a terminal redraws a table per model; `run` and pipes print lines.
     board = LiveBoard(project, models)
     shown = trigger is None and console.is_terminal
+    show_batch = board.on_batch if shown else print_batch
     callbacks = Callbacks(
-        on_batch=board.on_batch if shown else print_batch,
+        on_batch=record.recording(show_batch) if record else show_batch,
         on_statement=print_statement if choices.verbose else None,
     )
 
@@ -273,6 +294,17 @@ def _run_models(
         for sig, handler in previous.items():
             signal.signal(sig, handler)
     console.print("stopped cleanly." if stopped else "done: no more input.")
+
+
+def failure_of(exc: BaseException, models: list[ModelSpec]) -> tuple[str | None, str]:
+    """The model a run failed in (None when the error names none) and why."""
+    from runner.errors import RunnerError
+
+    if isinstance(exc, RunnerError):
+        return _model_of(exc, models), str(exc)
+    if isinstance(exc, KeyboardInterrupt):
+        return None, "interrupted"
+    return None, f"{type(exc).__name__}: {exc}"
 
 
 def _model_of(error: RunnerError, models: list[ModelSpec]) -> str | None:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from runner.cli.errors import EXIT_FAILURE, reported_errors
-from runner.cli.options import Debug, Exclude, ProjectDir, State, Target, Vars
+from runner.cli.options import Debug, Exclude, JunitXml, ProjectDir, State, Target, Vars
 
 if TYPE_CHECKING:  # imported where used: `runner --help` and `runner lint` load only their own
     from runner.project import Project
@@ -25,14 +25,6 @@ TestSelect = Annotated[
         "test_type:unit, test_type:data (generic and singular), test_type:generic or "
         "test_type:singular (tests/*.sql). Spaces (or repeating -s) union, commas intersect. "
         "Example: --select orders_merge,test_type:unit",
-    ),
-]
-JunitXml = Annotated[
-    Path | None,
-    typer.Option(
-        "--junit-xml",
-        help="Also write the results as JUnit XML, one testcase per test. "
-        "Example: --junit-xml target/junit.xml",
     ),
 ]
 ShowSql = Annotated[
@@ -58,8 +50,8 @@ def run_tests(
 ) -> None:
     """Run the model unit tests (models/*.yml unit_tests:) on scratch tables, then the data
     tests (models/*.yml models:, and the singular tests tests/*.sql) on the target tables.
-    Freshness is measured against the time the command started (UTC). Exit 0 when all pass,
-    1 when any fails.
+    Freshness is measured against the time the command started (UTC). Writes
+    target/run_results.json. Exit 0 when all pass, 1 when any fails.
 
     Example: runner test --select orders_merge --junit-xml target/junit.xml
     """
@@ -79,10 +71,28 @@ def run_tests(
             console.print("no tests selected.")
             return
 
+        from runner.run_results import node_of_test, now_utc, write_command_results
         from runner.spark.pipeline import session_for
         from runner.spark.suite import run_suite
 
-        results = run_suite(session_for(project), project, suite, now, _print_result)
+        started = now_utc()
+        nodes = []
+
+        def on_result(result: TestResult) -> None:
+            nodes.append(node_of_test(result, now_utc()))
+            _print_result(result)
+
+        results = run_suite(session_for(project), project, suite, now, on_result)
+        write_command_results(
+            project.root,
+            project.name,
+            "test",
+            nodes,
+            started,
+            target=project.target.name,
+            select=select,
+            exclude=exclude,
+        )
     console.print(summary_line(results))
     if junit_xml is not None:
         write_junit_xml(results, junit_xml, suite=f"runner test {project.name}")

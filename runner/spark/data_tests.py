@@ -58,6 +58,7 @@ def record_failing_rows(spark: SparkSession, result: TestResult) -> None:
     assert result.sql is not None
     frame = spark.sql(result.sql)
     count = frame.count()
+    result.failures = count
     if count:
         sample = [tuple(row) for row in frame.limit(SAMPLE_ROWS).collect()]
         result.status = FAIL
