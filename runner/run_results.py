@@ -223,16 +223,22 @@ def write_command_results(
 
 
 # the keys of dbt's run-results document and of each result, with their JSON types
-_DOCUMENT_KEYS = {"metadata": dict, "elapsed_time": float, "args": dict, "results": list}
-_RESULT_KEYS = {
-    "unique_id": str,
-    "status": str,
-    "timing": list,
-    "thread_id": str,
-    "execution_time": float,
-    "message": str,
+_NUMBER = (int, float)
+_DOCUMENT_KEYS: dict[str, tuple[type, ...]] = {
+    "metadata": (dict,),
+    "elapsed_time": _NUMBER,
+    "args": (dict,),
+    "results": (list,),
+}
+_RESULT_KEYS: dict[str, tuple[type, ...]] = {
+    "unique_id": (str,),
+    "status": (str,),
+    "timing": (list,),
+    "thread_id": (str,),
+    "execution_time": _NUMBER,
+    "message": (str,),
     "failures": (int, type(None)),
-    "adapter_response": dict,
+    "adapter_response": (dict,),
 }
 
 
@@ -242,9 +248,9 @@ def shape_problems(data: Any) -> list[str]:
     if not isinstance(data, dict):
         return ["not a JSON object"]
     problems = [
-        f"{key}: missing or not a {kind.__name__}"
-        for key, kind in _DOCUMENT_KEYS.items()
-        if not isinstance(data.get(key), kind | int if kind is float else kind)
+        f"{key}: missing or not a {kinds[0].__name__}"
+        for key, kinds in _DOCUMENT_KEYS.items()
+        if not isinstance(data.get(key), kinds)
     ]
     for key in ("dbt_schema_version", "generated_at", "invocation_id"):
         if not isinstance(data.get("metadata", {}).get(key), str):
@@ -255,9 +261,8 @@ def shape_problems(data: Any) -> list[str]:
         if not isinstance(result, dict):
             problems.append(f"{where}: not a JSON object")
             continue
-        for key, kind in _RESULT_KEYS.items():
-            allowed = (kind, int) if kind is float else kind
-            if key not in result or not isinstance(result[key], allowed):
+        for key, kinds in _RESULT_KEYS.items():
+            if key not in result or not isinstance(result[key], kinds):
                 problems.append(f"{where}.{key}: missing or of the wrong type")
         if result.get("status") not in STATUSES:
             problems.append(f"{where}.status: {result.get('status')!r} is not one of {STATUSES}")
