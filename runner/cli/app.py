@@ -10,6 +10,7 @@ from typing import Annotated, NoReturn
 
 import typer
 
+from runner.cli.build import build
 from runner.cli.clean import clean
 from runner.cli.cluster import cluster_app
 from runner.cli.compile import compile_models
@@ -84,6 +85,7 @@ app.command()(lint)
 app.command()(plan)
 app.command()(seed)
 app.command("test")(run_tests)
+app.command()(build)
 app.command()(ls)
 app.command()(clean)
 app.command()(init)

@@ -60,6 +60,14 @@ class RunRecord:
     def fail(self, model: str | None, message: str) -> None:
         self.failure = (model, message)
 
+    def model_result(self, name: str, status: Status, message: str = "") -> NodeResult:
+        """One model's result (`build` runs models one at a time)."""
+        tally = self.tallies[name]
+        began = self.began.get(name, self.started_at)
+        ended = self.ended.get(name, now_utc())
+        text = message or tally.message()
+        return NodeResult("model", name, status, began, ended, text, None, tally.adapter_response())
+
     def model_results(self) -> list[NodeResult]:
         """One result per model: ``success`` up to the one that failed (``error``), then
         ``skipped``; every model is an ``error`` when the failure names none."""

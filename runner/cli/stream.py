@@ -16,6 +16,7 @@ from runner.cli.errors import reported_errors, while_running
 from runner.cli.options import Debug, Exclude, JunitXml, ProjectDir, Select, State, Target, Vars
 
 if TYPE_CHECKING:  # imported where used: `runner --help` and `runner lint` load only their own
+    from runner.checkpoint_lock import CheckpointLocks
     from runner.cli.run_record import RunRecord
     from runner.config import ModelSpec, TriggerSpec
     from runner.errors import RunnerError
@@ -149,18 +150,11 @@ def _run(
     state: Path | None = None,
     junit_xml: Path | None = None,
 ) -> None:
-    from rich.text import Text
-
-    from runner.checkpoint_files import check_checkpoint_files
-    from runner.checkpoint_leftovers import remove_interrupted_first_batch
     from runner.checkpoint_lock import CheckpointLocks
     from runner.cli.progress import console
     from runner.errors import ConfigError
-    from runner.model_sql import check_values_are_set
     from runner.project import load, parse_vars
     from runner.selection import select_models
-    from runner.source_paths import check_source_paths
-    from runner.stream_columns import new_unmapped_columns
 
     with reported_errors(debug):
         if not model_names and not selectors:
@@ -173,39 +167,19 @@ def _run(
             console.print("nothing to run: the selection matches no model.")
             return
         models = [project.models[name] for name in names]
-        for warning in project.warnings:
-            console.print(Text.assemble(("warning:", "yellow"), " ", str(warning)))
-        # a file stream's path: a file is an error, a missing directory is created with a word
-        for warning in check_source_paths(project, models, waits=trigger is None):
-            console.print(Text.assemble(("warning:", "yellow"), " ", warning))
-
-        check_values_are_set(project, models)  # each env_var() value is set: before Spark
         # one run per checkpoint: the OS releases the locks when this process ends, however
         with CheckpointLocks() as locks:
-            for model in models:
-                locks.acquire(project.target.checkpoint_root, model.name)
-                checkpoint = project.target.checkpoint_for(model.name)
-                if not choices.full_refresh:  # which deletes the checkpoint, damaged or not
-                    check_checkpoint_files(model.name, checkpoint)
-                leftovers = remove_interrupted_first_batch(checkpoint)
-                if leftovers:
-                    console.print(
-                        f"{model.name}: removed {len(leftovers)} temp file(s) a killed start left "
-                        f"in {checkpoint} (no batch had been recorded yet)"
-                    )
-                unmapped = new_unmapped_columns(project, model)
-                if unmapped:
-                    console.print(Text.assemble(("warning:", "yellow"), " ", unmapped))
+            check_before_spark(project, models, choices, locks, waits=trigger is None)
             if trigger is None:  # `stream`: no end, so no run_results.json
                 with while_running():
-                    _run_models(project, models, choices, trigger)
+                    run_models(project, models, choices, trigger)
                 return
             from runner.cli.run_record import RunRecord
 
             record = RunRecord(names)
             try:
                 with while_running():
-                    _run_models(project, models, choices, trigger, record)
+                    run_models(project, models, choices, trigger, record)
             except BaseException as exc:
                 record.fail(*failure_of(exc, models))
                 raise
@@ -214,7 +188,49 @@ def _run(
                 record.write(project, "run", select=selected, exclude=exclude, junit_xml=junit_xml)
 
 
-def _run_models(
+def check_before_spark(
+    project: Project,
+    models: list[ModelSpec],
+    choices: RunChoices,
+    locks: CheckpointLocks,
+    *,
+    waits: bool,
+) -> None:
+    """What `run`, `stream` and `build` check before Spark starts: warnings, source paths,
+    env_var() values, one run per checkpoint (``locks``), its files and leftovers."""
+    from rich.text import Text
+
+    from runner.checkpoint_files import check_checkpoint_files
+    from runner.checkpoint_leftovers import remove_interrupted_first_batch
+    from runner.cli.progress import console
+    from runner.model_sql import check_values_are_set
+    from runner.source_paths import check_source_paths
+    from runner.stream_columns import new_unmapped_columns
+
+    for warning in project.warnings:
+        console.print(Text.assemble(("warning:", "yellow"), " ", str(warning)))
+    # a file stream's path: a file is an error, a missing directory is created with a word
+    for warning in check_source_paths(project, models, waits=waits):
+        console.print(Text.assemble(("warning:", "yellow"), " ", warning))
+
+    check_values_are_set(project, models)  # each env_var() value is set: before Spark
+    for model in models:
+        locks.acquire(project.target.checkpoint_root, model.name)
+        checkpoint = project.target.checkpoint_for(model.name)
+        if not choices.full_refresh:  # which deletes the checkpoint, damaged or not
+            check_checkpoint_files(model.name, checkpoint)
+        leftovers = remove_interrupted_first_batch(checkpoint)
+        if leftovers:
+            console.print(
+                f"{model.name}: removed {len(leftovers)} temp file(s) a killed start left "
+                f"in {checkpoint} (no batch had been recorded yet)"
+            )
+        unmapped = new_unmapped_columns(project, model)
+        if unmapped:
+            console.print(Text.assemble(("warning:", "yellow"), " ", unmapped))
+
+
+def run_models(
     project: Project,
     models: list[ModelSpec],
     choices: RunChoices,

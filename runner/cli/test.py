@@ -80,7 +80,7 @@ def run_tests(
 
         def on_result(result: TestResult) -> None:
             nodes.append(node_of_test(result, now_utc()))
-            _print_result(result)
+            print_test_result(result)
 
         results = run_suite(session_for(project), project, suite, now, on_result)
         write_command_results(
@@ -101,7 +101,7 @@ def run_tests(
         raise typer.Exit(EXIT_FAILURE)
 
 
-def _print_result(result: TestResult) -> None:
+def print_test_result(result: TestResult) -> None:
     from rich.text import Text
 
     from runner.cli.progress import console
