@@ -8,9 +8,9 @@ from typing import TYPE_CHECKING
 import typer
 
 from runner.cli.errors import EXIT_FAILURE, reported_errors
+from runner.cli.ls import LsSelect
 from runner.cli.options import Debug, Exclude, JunitXml, ProjectDir, State, Target, Vars
 from runner.cli.stream import AdoptState, FullRefresh, Verbose
-from runner.cli.ls import LsSelect
 
 if TYPE_CHECKING:  # imported where used: `runner --help` loads only its own
     from datetime import datetime
