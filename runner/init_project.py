@@ -172,9 +172,11 @@ def next_steps(directory: Path) -> list[str]:
     here = directory.resolve() == Path.cwd().resolve()
     return [
         *([] if here else [f"cd {directory}"]),
+        "runner debug                 # Java, the jars, the target and its paths (no JVM)",
         "runner lint                  # check the model (no JVM)",
         "runner compile               # the SQL it runs, in target/compiled/",
         "runner run -s items          # process data/events/ into silver.items (starts Spark)",
         "runner show -m items         # print the table",
         "runner test                  # the unit test and data tests",
+        "runner build                 # all of it in DAG order: tests, model, tests",
     ]

@@ -63,7 +63,9 @@ class NodeResult:
         return max(0.0, (self.completed_at - self.started_at).total_seconds())
 
     def unique_id(self, project: str) -> str:
-        """dbt's ``<resource_type>.<project>.<name>``."""
+        """dbt's ``<resource_type>.<project>.<name>`` (a unit test's: ``.<model>.<name>``)."""
+        if self.resource_type == "unit_test" and self.model:
+            return f"unit_test.{project}.{self.model}.{self.name}"
         return f"{self.resource_type}.{project}.{self.name}"
 
 

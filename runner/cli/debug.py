@@ -31,8 +31,11 @@ def debug(
 
     with reported_errors(debug):
         project = load(project_dir, target, parse_vars(vars))
-    console.print(f"project {project.name}: {project.root / 'project.yml'} loads, "
-                  f"{len(project.models)} models")  # fmt: skip
+    models = len(project.models)
+    console.print(
+        f"project {project.name}: {project.root / 'project.yml'} loads, "
+        f"{models} model{'' if models == 1 else 's'}"
+    )
     checks = run_checks(project)
     for check in checks:
         label = ("ok  ", "green") if check.ok else ("FAIL", "red")

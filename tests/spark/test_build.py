@@ -60,17 +60,17 @@ def test_build_runs_in_dag_order_and_a_failing_test_skips_downstream(
     assert suite is not None and suite.get("tests") == done.group(2)
 
     # a data test of orders_merge fails: customer_totals and its tests are skipped, saying why
-    (example_project / "tests" / "assert_no_paid_orders.sql").write_text(
-        "SELECT order_id, status FROM {{ ref('orders_merge') }} WHERE status = 'paid'\n"
+    (example_project / "tests" / "assert_no_orders.sql").write_text(
+        "SELECT order_id, status FROM {{ ref('orders_merge') }}\n"
     )
     land_sample(example_project, ["003.json"])
     result = cli("build", "-p", example_project, *selection)
     assert result.exit_code == 1, result.output
-    assert "FAIL singular assert_no_paid_orders" in result.stdout
-    assert "SKIP model customer_totals: test assert_no_paid_orders failed" in result.stdout
+    assert "FAIL singular assert_no_orders" in result.stdout
+    assert "SKIP model customer_totals: test assert_no_orders failed" in result.stdout
     data = run_results(example_project)
     found = statuses(data)
-    assert found["test.orders_demo.assert_no_paid_orders"] == "fail"
+    assert found["test.orders_demo.assert_no_orders"] == "fail"
     assert found["model.orders_demo.customer_totals"] == "skipped"
     assert found["test.orders_demo.assert_no_negative_totals"] == "skipped"
     assert found["model.orders_demo.orders_merge"] == "success"
