@@ -59,7 +59,8 @@ def test_pip_install_init_and_build_in_a_fresh_virtualenv(tmp_path: Path, report
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
     env["RUNNER_JARS_DIR"] = str(default_cache_dir())
     runner = venv / "bin" / "runner"
-    where = run([venv / "bin" / "python", "-c", "import runner; print(runner.__file__)"], env=env)
+    show_module = "import runner; print(runner.__file__)"  # outside the checkout: not its copy
+    where = run([venv / "bin" / "python", "-c", show_module], env=env, cwd=tmp_path)
     assert where.stdout.startswith(str(venv)), where.stdout  # the installed copy, not the repo
 
     project = tmp_path / "shop"

@@ -17,6 +17,12 @@ def example_steps() -> tuple[list[BuildStep], dict[str, set[str]]]:
     return steps, dependency_graph(project)
 
 
+def fresh_state() -> tuple[dict[str, BuildStep], BuildState]:
+    """The example's steps by name, and a build where nothing has failed yet."""
+    steps, graph = example_steps()
+    return {s.name: s for s in steps}, BuildState(graph)
+
+
 def test_seeds_then_each_model_after_its_unit_tests_and_before_its_data_tests() -> None:
     steps, _ = example_steps()
     order = [(s.kind, s.name) for s in steps]
@@ -31,9 +37,7 @@ def test_seeds_then_each_model_after_its_unit_tests_and_before_its_data_tests() 
 
 
 def test_a_failing_data_test_skips_what_is_downstream_of_its_model_only() -> None:
-    steps, graph = example_steps()
-    state = BuildState(graph)
-    by_name = {s.name: s for s in steps}
+    by_name, state = fresh_state()
     state.record(by_name["unique_orders_merge_order_id"], ok=False)
     assert state.skip_reason(by_name["customer_totals"]) == (
         "test unique_orders_merge_order_id failed"
@@ -43,9 +47,7 @@ def test_a_failing_data_test_skips_what_is_downstream_of_its_model_only() -> Non
 
 
 def test_a_skipped_model_skips_its_tests_and_its_downstream_with_the_first_reason() -> None:
-    steps, graph = example_steps()
-    state = BuildState(graph)
-    by_name = {s.name: s for s in steps}
+    by_name, state = fresh_state()
     state.record(by_name["orders_merge"], ok=False)
     why = state.skip_reason(by_name["customer_totals"])
     assert why == "model orders_merge failed"
@@ -54,13 +56,11 @@ def test_a_skipped_model_skips_its_tests_and_its_downstream_with_the_first_reaso
 
 
 def test_a_failing_unit_test_stops_its_model_and_a_failed_seed_its_readers() -> None:
-    steps, graph = example_steps()
-    state = BuildState(graph)
-    by_name = {s.name: s for s in steps}
+    by_name, state = fresh_state()
     state.record(by_name["customer_totals_follow_order_changes"], ok=False)
     assert state.skip_reason(by_name["customer_totals"]) == (
         "unit test customer_totals_follow_order_changes failed"
     )
     state.record(by_name["customers"], ok=False)
-    relationships = next(s for s in steps if s.seeds == ("customers",))
+    relationships = next(s for s in by_name.values() if s.seeds == ("customers",))
     assert state.skip_reason(relationships) == "seed customers failed to load"
