@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 
 from pyspark.sql import SparkSession
 
 from runner.project import load
+from runner.run_results import shape_problems
 from runner.spark.frames import typed_frame
 from runner.testing.values import parse_columns
 
@@ -43,6 +45,13 @@ def test_a_failing_singular_test_fails_runner_test_with_its_rows(
     assert "PASS singular assert_some_orders" in result.stdout
     assert "1 passed, 1 failed" in result.stdout
     assert 'classname="singular.sg_orders"' in junit.read_text()
+    results = json.loads((root / "target" / "run_results.json").read_text())
+    assert shape_problems(results) == []
+    found = {r["unique_id"]: (r["status"], r["failures"]) for r in results["results"]}
+    assert found == {
+        "test.test_project.assert_no_negative_amounts": ("fail", 2),
+        "test.test_project.assert_some_orders": ("pass", 0),
+    }
 
     spark.sql("DELETE FROM silver.sg_orders WHERE amount < 0")
     result = cli("test", "-p", root, "-s", "sg_orders,test_type:singular")
