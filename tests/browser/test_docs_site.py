@@ -36,6 +36,8 @@ def test_docs_page_shows_the_lineage_and_a_models_compiled_sql(example_project: 
         pytest.fail(f"{CHROMIUM} is missing: run scripts/bootstrap.sh (it installs chromium)")
     from playwright.sync_api import sync_playwright
 
+    (example_project / "tests").mkdir()  # the example's singular test: a node of kind test
+    shutil.copy(REPO / "tests" / "assert_no_negative_totals.sql", example_project / "tests")
     index = generate_docs(load(example_project))
     profile = tempfile.mkdtemp(prefix="runner-docs-chromium-")
     errors: list[str] = []
@@ -82,6 +84,12 @@ def test_docs_page_shows_the_lineage_and_a_models_compiled_sql(example_project: 
 
             SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
             page.screenshot(path=str(SCREENSHOT))
+
+            page.evaluate("window.cy.getElementById('test:assert_no_negative_totals').emit('tap')")
+            page.wait_for_function(
+                "document.getElementById('details-title').textContent.startsWith('test')"
+            )
+            assert "FROM gold.customer_totals" in page.inner_text("#details")  # its SQL
             context.close()
     finally:
         shutil.rmtree(profile, ignore_errors=True)
