@@ -44,6 +44,7 @@ from runner.model_sql import (
 )
 from runner.project import Project
 from runner.secrets import redact, redact_data
+from runner.singular_sql import load_singular_tests
 from runner.specs.data_tests import load_data_tests
 from runner.specs.model import ModelSpec
 from runner.specs.models_yaml import ModelDocs, model_descriptions
@@ -52,8 +53,9 @@ from runner.specs.stream import StreamSpec
 
 COMPILED_DIR = Path("target") / "compiled"
 MANIFEST_NAME = "manifest.json"
-# 2: lineage, seeds, depends_on.models through streams; 3: each model's compiled SQL checksum
-MANIFEST_VERSION = 3
+# 2: lineage, seeds, depends_on.models through streams; 3: each model's compiled SQL checksum;
+# 4: singular tests (tests/*.sql): "tests" and test nodes in the lineage
+MANIFEST_VERSION = 4
 _RULE = "-- " + "=" * 94
 
 
@@ -209,7 +211,8 @@ def build_manifest(project: Project) -> dict[str, Any]:
     so ``--select`` and ``--batch-id`` never leave it inconsistent with the files beside it."""
     target = project.target
     seeds = load_seeds(project)
-    lineage = build_lineage(project, seeds, load_data_tests(project, seeds))
+    singular = load_singular_tests(project, seeds)
+    lineage = build_lineage(project, seeds, load_data_tests(project, seeds), singular)
     docs = model_descriptions(project)
     return {
         "manifest_version": MANIFEST_VERSION,
@@ -229,6 +232,15 @@ def build_manifest(project: Project) -> dict[str, Any]:
         "targets": {m.target_table: _target_entry(project, m) for m in project.models.values()},
         "seeds": {name: _seed_entry(project, s) for name, s in sorted(seeds.items())},
         "quarantine": _quarantine_entries(project),
+        "tests": {
+            t.name: {
+                "file": project_path(project, t.file),
+                "test_type": "singular",
+                "sql": t.sql,
+                "depends_on": {"models": list(t.models), "seeds": list(t.seeds)},
+            }
+            for t in singular
+        },
         "lineage": lineage.as_data(),
     }
 

@@ -26,7 +26,7 @@ targets:                     # where models run; with no targets: a `local` one 
 vars:                        # var('name') in models; override: --vars '{{delete_op: X}}'
   delete_op: D
 
-# paths: {{models: models, macros: macros, streams: streams, seeds: seeds}}   # the defaults
+# paths: {{models: models, macros: macros, streams: streams, seeds: seeds, tests: tests}}
 # clean-targets: [target/compiled, target/docs]   # what `runner clean` removes (the default)
 """
 
@@ -87,6 +87,14 @@ SAMPLE_EVENTS = """\
 {"item_id": "i1", "name": "pen", "price": 1.75, "updated_at": "2024-01-01T11:00:00", "op": "U"}
 """
 
+SINGULAR_TEST_SQL = """\
+-- A singular data test (dbt's convention): the rows this query returns are failures.
+-- `runner test` and `runner build` run it after the model it reads (ref('items')).
+SELECT item_id, price
+FROM {{ ref('items') }}
+WHERE price < 0
+"""
+
 GITIGNORE = """\
 # compiled SQL, the docs site, and the local target's warehouse and checkpoints
 target/
@@ -120,6 +128,7 @@ FILES: dict[str, str] = {
     "streams/events.yml": STREAM_YML,
     "models/items.sql": MODEL_SQL,
     "models/schema.yml": SCHEMA_YML,
+    "tests/assert_no_negative_prices.sql": SINGULAR_TEST_SQL,
     "data/events/events-0001.json": SAMPLE_EVENTS,
     "macros/.gitkeep": "",
     "seeds/.gitkeep": "",
@@ -163,9 +172,11 @@ def next_steps(directory: Path) -> list[str]:
     here = directory.resolve() == Path.cwd().resolve()
     return [
         *([] if here else [f"cd {directory}"]),
+        "runner debug                 # Java, the jars, the target and its paths (no JVM)",
         "runner lint                  # check the model (no JVM)",
         "runner compile               # the SQL it runs, in target/compiled/",
         "runner run -s items          # process data/events/ into silver.items (starts Spark)",
         "runner show -m items         # print the table",
         "runner test                  # the unit test and data tests",
+        "runner build                 # all of it in DAG order: tests, model, tests",
     ]

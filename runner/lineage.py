@@ -11,7 +11,8 @@ runner knows, in one place.
 - a model ``->`` its target table, and ``->`` its quarantine table when its source quarantines
   malformed records (Kafka, JSON and CSV files) or an expectation of it quarantines rows
   (``quarantine.<model>`` at ``<warehouse>/_quarantine/<model>``);
-- a seed ``->`` the table it loads, and any table ``->`` a model whose data tests read it.
+- a seed ``->`` the table it loads, and any table ``->`` a model whose data tests read it;
+- a table ``->`` each singular test (``tests/*.sql``) that reads it.
 
 Pure Python.
 """
@@ -31,8 +32,9 @@ if TYPE_CHECKING:
     from runner.project import Project
     from runner.specs.data_tests import DataTestSpec
     from runner.specs.seeds import SeedSpec
+    from runner.specs.singular import SingularTestSpec
 
-NodeKind = Literal["source", "stream", "model", "table", "quarantine", "seed"]
+NodeKind = Literal["source", "stream", "model", "table", "quarantine", "seed", "test"]
 EdgeKind = Literal[
     "reads", "feeds", "writes", "change_data_feed", "ref", "quarantines", "loads", "test_reads"
 ]
@@ -148,9 +150,10 @@ def build_lineage(
     project: Project,
     seeds: dict[str, SeedSpec] | None = None,
     data_tests: Iterable[DataTestSpec] = (),
+    singular_tests: Iterable[SingularTestSpec] = (),
 ) -> Lineage:
-    """The lineage of ``project``; ``seeds`` and ``data_tests`` (runner.specs) add their
-    tables and reads when given."""
+    """The lineage of ``project``; ``seeds``, ``data_tests`` and ``singular_tests``
+    (runner.specs) add their tables and reads when given."""
     lineage = Lineage()
     targets = {m.target_table: name for name, m in project.models.items()}
     for spec in project.streams.values():
@@ -175,6 +178,12 @@ def build_lineage(
                 continue  # a model's tests of its own target
             table = lineage.add("table", dependency.table)
             lineage.link(table, f"model:{test.model}", "test_reads")
+    for singular in singular_tests:
+        test_id = lineage.add("test", singular.name, "singular")
+        read = [project.models[m].target_table for m in singular.models]
+        read += [seeds[s].table for s in singular.seeds] if seeds else []
+        for table_name in read:
+            lineage.link(lineage.add("table", table_name), test_id, "test_reads")
     return lineage
 
 

@@ -15,9 +15,9 @@ from runner.artifacts import project_path
 from runner.project import Project
 from runner.selection import SelectorPart, dependency_graph, select_models, select_names
 from runner.specs.data_tests import DataTestSpec
-from runner.specs.suite import load_suite
+from runner.specs.singular import SingularTestSpec
 from runner.specs.unit_tests import UnitTestSpec
-from runner.suite_selection import select_tests
+from runner.suite_selection import load_suite, select_tests
 
 ResourceType = Literal["model", "seed", "test"]
 RESOURCE_TYPES: tuple[ResourceType, ...] = ("model", "seed", "test")
@@ -92,9 +92,10 @@ def list_resources(
         chosen = select_tests(
             project, suite, select, exclude=exclude, state=state, elsewhere=suite.seeds
         )
-        kinds: list[tuple[str, DataTestSpec | UnitTestSpec]]
+        kinds: list[tuple[str, DataTestSpec | UnitTestSpec | SingularTestSpec]]
         kinds = [("data", t) for t in chosen.data_tests]
         kinds += [("unit", t) for t in chosen.unit_tests]
+        kinds += [("singular", t) for t in chosen.singular_tests]
         tests = [
             Resource(
                 t.name,

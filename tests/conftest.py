@@ -191,6 +191,7 @@ def project_factory(tmp_path: Path) -> Callable[..., Path]:
 # that use the suite's own session, and its session-scoped servers start once.
 PROCESS_GROUPS = {
     "cluster": "cluster",
+    "install": "install",  # a fresh virtualenv, pip install, runner init and build
     "kafka": "processes",
     "test_crash_recovery.py": "processes",
     "test_graceful_stop.py": "processes",

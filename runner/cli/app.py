@@ -10,8 +10,10 @@ from typing import Annotated, NoReturn
 
 import typer
 
+from runner.cli.build import build
 from runner.cli.clean import clean
 from runner.cli.compile import compile_models
+from runner.cli.debug import debug
 from runner.cli.docs import docs_app
 from runner.cli.history import history
 from runner.cli.init import init
@@ -83,6 +85,8 @@ app.command()(lint)
 app.command()(plan)
 app.command()(seed)
 app.command("test")(run_tests)
+app.command()(build)
+app.command()(debug)
 app.command()(ls)
 app.command()(clean)
 app.command()(init)

@@ -30,8 +30,9 @@ def init(
     debug: Debug = False,
 ) -> None:
     """Write a minimal project that runs: project.yml (each key commented), a JSON stream with
-    sample data, a model that upserts with merge(), descriptions, data tests and a unit test, a
-    .gitignore and a GitHub Actions file running lint, compile and test. Refuses to overwrite.
+    sample data, a model that upserts with merge(), descriptions, data tests, a singular test
+    (tests/*.sql) and a unit test, a .gitignore and a GitHub Actions file running lint, compile
+    and test. Refuses to overwrite.
 
     Example: runner init my_project && cd my_project && runner lint
     """

@@ -72,3 +72,11 @@ State = Annotated[
         "Example: --select state:modified+ --state ../main/target/compiled",
     ),
 ]
+JunitXml = Annotated[
+    Path | None,
+    typer.Option(
+        "--junit-xml",
+        help="Also write the results as JUnit XML, one testcase per model, seed or test. "
+        "Example: --junit-xml target/junit.xml",
+    ),
+]

@@ -13,9 +13,11 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from runner.cli.errors import reported_errors, while_running
-from runner.cli.options import Debug, Exclude, ProjectDir, Select, State, Target, Vars
+from runner.cli.options import Debug, Exclude, JunitXml, ProjectDir, Select, State, Target, Vars
 
 if TYPE_CHECKING:  # imported where used: `runner --help` and `runner lint` load only their own
+    from runner.checkpoint_lock import CheckpointLocks
+    from runner.cli.run_record import RunRecord
     from runner.errors import RunnerError
     from runner.project import Project
     from runner.specs.model import ModelSpec
@@ -109,13 +111,15 @@ def run(
     full_refresh: FullRefresh = False,
     adopt_state: AdoptState = False,
     verbose: Verbose = False,
+    junit_xml: JunitXml = None,
     debug: Debug = False,
 ) -> None:
     """Process what the models' sources hold now, then exit (trigger availableNow).
 
-    Models run one after the other, upstream first. For schedulers and CI.
+    Models run one after the other, upstream first. For schedulers and CI: each model's
+    result (batches, rows, MERGE counts) is written to target/run_results.json.
 
-    Example: runner run --model orders_merge
+    Example: runner run --model orders_merge --junit-xml target/junit.xml
     """
     from runner.specs.stream import TriggerSpec
 
@@ -130,6 +134,7 @@ def run(
         trigger=TriggerSpec(kind="available_now"),
         exclude=exclude,
         state=state,
+        junit_xml=junit_xml,
     )
 
 
@@ -144,19 +149,13 @@ def _run(
     trigger: TriggerSpec | None = None,
     exclude: list[str] | None = None,
     state: Path | None = None,
+    junit_xml: Path | None = None,
 ) -> None:
-    from rich.text import Text
-
-    from runner.checkpoint_files import check_checkpoint_files
-    from runner.checkpoint_leftovers import remove_interrupted_first_batch
     from runner.checkpoint_lock import CheckpointLocks
     from runner.cli.progress import console
     from runner.errors import ConfigError
-    from runner.model_sql import check_values_are_set
     from runner.project import load, parse_vars
     from runner.selection import select_models
-    from runner.source_paths import check_source_paths
-    from runner.stream_columns import new_unmapped_columns
 
     with reported_errors(debug):
         if not model_names and not selectors:
@@ -169,38 +168,75 @@ def _run(
             console.print("nothing to run: the selection matches no model.")
             return
         models = [project.models[name] for name in names]
-        for warning in project.warnings:
-            console.print(Text.assemble(("warning:", "yellow"), " ", str(warning)))
-        # a file stream's path: a file is an error, a missing directory is created with a word
-        for warning in check_source_paths(project, models, waits=trigger is None):
-            console.print(Text.assemble(("warning:", "yellow"), " ", warning))
-
-        check_values_are_set(project, models)  # each env_var() value is set: before Spark
         # one run per checkpoint: the OS releases the locks when this process ends, however
         with CheckpointLocks() as locks:
-            for model in models:
-                locks.acquire(project.target.checkpoint_root, model.name)
-                checkpoint = project.target.checkpoint_for(model.name)
-                if not choices.full_refresh:  # which deletes the checkpoint, damaged or not
-                    check_checkpoint_files(model.name, checkpoint)
-                leftovers = remove_interrupted_first_batch(checkpoint)
-                if leftovers:
-                    console.print(
-                        f"{model.name}: removed {len(leftovers)} temp file(s) a killed start left "
-                        f"in {checkpoint} (no batch had been recorded yet)"
-                    )
-                unmapped = new_unmapped_columns(project, model)
-                if unmapped:
-                    console.print(Text.assemble(("warning:", "yellow"), " ", unmapped))
-            with while_running():
-                _run_models(project, models, choices, trigger)
+            check_before_spark(project, models, choices, locks, waits=trigger is None)
+            if trigger is None:  # `stream`: no end, so no run_results.json
+                with while_running():
+                    run_models(project, models, choices, trigger)
+                return
+            from runner.cli.run_record import RunRecord
+
+            record = RunRecord(names)
+            try:
+                with while_running():
+                    run_models(project, models, choices, trigger, record)
+            except BaseException as exc:
+                record.fail(*failure_of(exc, models))
+                raise
+            finally:
+                selected = [*model_names, *selectors]
+                record.write(project, "run", select=selected, exclude=exclude, junit_xml=junit_xml)
 
 
-def _run_models(
+def check_before_spark(
+    project: Project,
+    models: list[ModelSpec],
+    choices: RunChoices,
+    locks: CheckpointLocks,
+    *,
+    waits: bool,
+) -> None:
+    """What `run`, `stream` and `build` check before Spark starts: warnings, source paths,
+    env_var() values, one run per checkpoint (``locks``), its files and leftovers."""
+    from rich.text import Text
+
+    from runner.checkpoint_files import check_checkpoint_files
+    from runner.checkpoint_leftovers import remove_interrupted_first_batch
+    from runner.cli.progress import console
+    from runner.model_sql import check_values_are_set
+    from runner.source_paths import check_source_paths
+    from runner.stream_columns import new_unmapped_columns
+
+    for warning in project.warnings:
+        console.print(Text.assemble(("warning:", "yellow"), " ", str(warning)))
+    # a file stream's path: a file is an error, a missing directory is created with a word
+    for warning in check_source_paths(project, models, waits=waits):
+        console.print(Text.assemble(("warning:", "yellow"), " ", warning))
+
+    check_values_are_set(project, models)  # each env_var() value is set: before Spark
+    for model in models:
+        locks.acquire(project.target.checkpoint_root, model.name)
+        checkpoint = project.target.checkpoint_for(model.name)
+        if not choices.full_refresh:  # which deletes the checkpoint, damaged or not
+            check_checkpoint_files(model.name, checkpoint)
+        leftovers = remove_interrupted_first_batch(checkpoint)
+        if leftovers:
+            console.print(
+                f"{model.name}: removed {len(leftovers)} temp file(s) a killed start left "
+                f"in {checkpoint} (no batch had been recorded yet)"
+            )
+        unmapped = new_unmapped_columns(project, model)
+        if unmapped:
+            console.print(Text.assemble(("warning:", "yellow"), " ", unmapped))
+
+
+def run_models(
     project: Project,
     models: list[ModelSpec],
     choices: RunChoices,
     trigger: TriggerSpec | None,
+    record: RunRecord | None = None,
 ) -> None:
     from rich.text import Text
 
@@ -242,8 +278,9 @@ def _run_models(
     # `stream` in a terminal redraws a table per model; `run` and pipes print lines.
     board = LiveBoard(project, models)
     shown = trigger is None and console.is_terminal
+    show_batch = board.on_batch if shown else print_batch
     callbacks = Callbacks(
-        on_batch=board.on_batch if shown else print_batch,
+        on_batch=record.recording(show_batch) if record else show_batch,
         on_statement=print_statement if choices.verbose else None,
     )
 
@@ -274,6 +311,17 @@ def _run_models(
         for sig, handler in previous.items():
             signal.signal(sig, handler)
     console.print("stopped cleanly." if stopped else "done: no more input.")
+
+
+def failure_of(exc: BaseException, models: list[ModelSpec]) -> tuple[str | None, str]:
+    """The model a run failed in (None when the error names none) and why."""
+    from runner.errors import RunnerError
+
+    if isinstance(exc, RunnerError):
+        return _model_of(exc, models), str(exc)
+    if isinstance(exc, KeyboardInterrupt):
+        return None, "interrupted"
+    return None, f"{type(exc).__name__}: {exc}"
 
 
 def _model_of(error: RunnerError, models: list[ModelSpec]) -> str | None:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from runner.cli.errors import EXIT_FAILURE, reported_errors
-from runner.cli.options import Debug, Exclude, ProjectDir, State, Target, Vars
+from runner.cli.options import Debug, Exclude, JunitXml, ProjectDir, State, Target, Vars
 
 if TYPE_CHECKING:  # imported where used: `runner --help` and `runner lint` load only their own
     from runner.model_tests.results import TestResult
@@ -22,16 +22,9 @@ TestSelect = Annotated[
         "--select",
         "-s",
         help="Tests of these models (dbt's selectors, as in runner run), tests by name, and "
-        "test_type:unit or test_type:data. Spaces (or repeating -s) union, commas intersect. "
+        "test_type:unit, test_type:data (generic and singular), test_type:generic or "
+        "test_type:singular (tests/*.sql). Spaces (or repeating -s) union, commas intersect. "
         "Example: --select orders_merge,test_type:unit",
-    ),
-]
-JunitXml = Annotated[
-    Path | None,
-    typer.Option(
-        "--junit-xml",
-        help="Also write the results as JUnit XML, one testcase per test. "
-        "Example: --junit-xml target/junit.xml",
     ),
 ]
 ShowSql = Annotated[
@@ -56,16 +49,16 @@ def run_tests(
     debug: Debug = False,
 ) -> None:
     """Run the model unit tests (models/*.yml unit_tests:) on scratch tables, then the data
-    tests (models/*.yml models:) on the target tables. Freshness is measured against the time
-    the command started (UTC). Exit 0 when all pass, 1 when any fails.
+    tests (models/*.yml models:, and the singular tests tests/*.sql) on the target tables.
+    Freshness is measured against the time the command started (UTC). Writes
+    target/run_results.json. Exit 0 when all pass, 1 when any fails.
 
     Example: runner test --select orders_merge --junit-xml target/junit.xml
     """
     from runner.cli.progress import console
     from runner.model_tests.results import summary_line, write_junit_xml
     from runner.project import load, parse_vars
-    from runner.specs.suite import load_suite
-    from runner.suite_selection import select_tests
+    from runner.suite_selection import load_suite, select_tests
 
     now = datetime.now(UTC).replace(tzinfo=None)
     with reported_errors(debug):
@@ -78,10 +71,28 @@ def run_tests(
             console.print("no tests selected.")
             return
 
+        from runner.run_results import node_of_test, now_utc, write_command_results
         from runner.spark.streaming.pipeline import session_for
         from runner.spark.testing.suite import run_suite
 
-        results = run_suite(session_for(project), project, suite, now, _print_result)
+        started = now_utc()
+        nodes = []
+
+        def on_result(result: TestResult) -> None:
+            nodes.append(node_of_test(result, now_utc()))
+            print_test_result(result)
+
+        results = run_suite(session_for(project), project, suite, now, on_result)
+        write_command_results(
+            project.root,
+            project.name,
+            "test",
+            nodes,
+            started,
+            target=project.target.name,
+            select=select,
+            exclude=exclude,
+        )
     console.print(summary_line(results))
     if junit_xml is not None:
         write_junit_xml(results, junit_xml, suite=f"runner test {project.name}")
@@ -90,7 +101,7 @@ def run_tests(
         raise typer.Exit(EXIT_FAILURE)
 
 
-def _print_result(result: TestResult) -> None:
+def print_test_result(result: TestResult) -> None:
     from rich.text import Text
 
     from runner.cli.progress import console
@@ -121,3 +132,6 @@ def _print_sql(project: Project, suite: TestSuite, now: datetime) -> None:
         where = project_path(project, test.file)
         typer.echo(f"-- {test.name}: {test.kind} on {test.model} ({where}:{test.line})")
         typer.echo(data_test_sql(project, test, now) + ";\n")
+    for singular in suite.singular_tests:
+        typer.echo(f"-- {singular.name}: singular test ({project_path(project, singular.file)})")
+        typer.echo(singular.sql + ";\n")

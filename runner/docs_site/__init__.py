@@ -27,7 +27,8 @@ from runner.model_sql import (
 from runner.project import Project
 from runner.secrets import redact, redact_data
 from runner.specs.model import ModelSpec
-from runner.specs.suite import TestSuite, load_suite
+from runner.specs.suite import TestSuite
+from runner.suite_selection import load_suite
 
 DOCS_DIR = Path("target") / "docs"
 ASSETS = Path(__file__).parent
@@ -82,6 +83,7 @@ def site_data(project: Project, history: History | None = None) -> dict[str, Any
         "targets": manifest["targets"],
         "seeds": manifest["seeds"],
         "quarantine": manifest["quarantine"],
+        "tests": manifest["tests"],  # singular tests (tests/*.sql): node kind test
         "history": history,
     }
 

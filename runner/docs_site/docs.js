@@ -101,6 +101,11 @@ function collectNodes() {
     for (const t of m.data_tests) NODES.set(`test:${t.name}`, { id: `test:${t.name}`, kind: "test", name: t.name, model, test: t });
     for (const t of m.unit_tests) NODES.set(`unit_test:${t.name}`, { id: `unit_test:${t.name}`, kind: "unit_test", name: t.name, model, test: t });
   }
+  // singular tests (tests/*.sql) are lineage nodes already: add what they declare
+  for (const [name, t] of Object.entries(DOCS.tests || {})) {
+    const id = `test:${name}`;
+    NODES.set(id, { ...(NODES.get(id) || { id, kind: "test", name }), singular: t });
+  }
 }
 
 // A column list as [name, type] pairs: a DDL string ("a STRING, b DECIMAL(10,2)") or a list.
@@ -440,6 +445,19 @@ function showQuarantine(name) {
 }
 
 function showTest(node) {
+  if (node.singular) {
+    const t = node.singular;
+    return [
+      title("test", node.name),
+      el("p", { class: "description", id: "description" }, `singular test (${t.file}): its query's rows are the failures.`),
+      facts("test-facts", [
+        ["models", links(t.depends_on.models.map((m) => `model:${m}`))],
+        ["seeds", t.depends_on.seeds.length ? links(t.depends_on.seeds.map((s) => `seed:${s}`)) : null],
+        ["declared at", t.file],
+      ]),
+      el("pre", { class: "sql", id: "test-sql" }, t.sql),
+    ];
+  }
   const t = node.test;
   if (node.kind === "unit_test") {
     return [

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import io
-import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final, Literal
@@ -11,6 +10,7 @@ from typing import Final, Literal
 from rich.console import RenderableType
 from rich.table import Table
 
+from runner.junit import JunitCase, Outcome, write_junit
 from runner.terminal import plain_console
 
 TestStatus = Literal["pass", "fail", "error"]
@@ -26,13 +26,14 @@ class TestResult:
     __test__ = False  # not a pytest test class
 
     name: str
-    kind: Literal["data", "unit"]
+    kind: Literal["data", "unit", "singular"]
     model: str
     status: TestStatus = PASS
     seconds: float = 0.0
     message: str = ""  # one line: what failed
     details: list[RenderableType] = field(default_factory=list)  # tables of rows or diffs
     sql: str | None = None  # a data test's query
+    failures: int | None = None  # a data test's failing rows (dbt's run_results "failures")
 
     @property
     def passed(self) -> bool:
@@ -74,29 +75,18 @@ def summary_line(results: list[TestResult]) -> str:
 
 def write_junit_xml(results: list[TestResult], path: Path, suite: str) -> None:
     """One ``<testcase>`` per test (classname ``<kind>.<model>``); a failure or error carries
-    its message and, as text, the failing rows or the row diff."""
-    root = ET.Element("testsuites")
-    element = ET.SubElement(
-        root,
-        "testsuite",
-        name=suite,
-        tests=str(len(results)),
-        failures=str(sum(r.status == FAIL for r in results)),
-        errors=str(sum(r.status == ERROR for r in results)),
-        time=f"{sum(r.seconds for r in results):.3f}",
+    its message and, as text, the failing rows or the row diff (runner/junit.py writes it)."""
+    write_junit([junit_case(r) for r in results], path, suite)
+
+
+def junit_case(result: TestResult) -> JunitCase:
+    outcomes: dict[TestStatus, Outcome] = {PASS: "pass", FAIL: "failure", ERROR: "error"}
+    outcome = outcomes[result.status]
+    return JunitCase(
+        f"{result.kind}.{result.model}",
+        result.name,
+        result.seconds,
+        outcome,
+        result.message,
+        plain_text(result.details) if result.details else result.message,
     )
-    for result in results:
-        case = ET.SubElement(
-            element,
-            "testcase",
-            classname=f"{result.kind}.{result.model}",
-            name=result.name,
-            time=f"{result.seconds:.3f}",
-        )
-        if not result.passed:
-            tag = "failure" if result.status == FAIL else "error"
-            outcome = ET.SubElement(case, tag, message=result.message, type=tag)
-            outcome.text = plain_text(result.details) if result.details else result.message
-    path.parent.mkdir(parents=True, exist_ok=True)
-    ET.indent(root)
-    ET.ElementTree(root).write(path, encoding="utf-8", xml_declaration=True)

@@ -11,7 +11,13 @@ from runner.specs.model import ModelSpec
 from runner.yaml_loader import load_yaml
 
 PROJECT_FILE = "project.yml"
-DEFAULT_PATHS = {"models": "models", "macros": "macros", "streams": "streams", "seeds": "seeds"}
+DEFAULT_PATHS = {
+    "models": "models",
+    "macros": "macros",
+    "streams": "streams",
+    "seeds": "seeds",
+    "tests": "tests",  # singular data tests: tests/*.sql (runner/specs/singular.py)
+}
 
 
 class DeclaredProject(Protocol):

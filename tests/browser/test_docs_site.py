@@ -76,6 +76,8 @@ def docs_url(example_project: Path) -> str:
     )
     assert extra in text
     model.write_text(text)
+    (example_project / "tests").mkdir()  # the example's singular test: a node of kind test
+    shutil.copy(REPO / "tests" / "assert_no_negative_totals.sql", example_project / "tests")
     return generate_docs(load(example_project)).as_uri()
 
 
@@ -237,6 +239,11 @@ NODE_PAGES = [
         "test:relationships_orders_merge_customer_id",
         "test relationships_orders_merge_customer_id",
         ["relationships on column customer_id", "ref.customers", "models/schema.yml:14"],
+    ),
+    (
+        "test:assert_no_negative_totals",
+        "test assert_no_negative_totals",
+        ["singular test", "tests/assert_no_negative_totals.sql", "FROM gold.customer_totals"],
     ),
     (
         "unit_test:orders_merge_deletes_an_order",

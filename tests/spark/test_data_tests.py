@@ -14,8 +14,8 @@ from runner.spark.testing.data_tests import run_data_test
 from runner.spark.testing.frames import typed_frame
 from runner.spark.testing.seeds import load_seed
 from runner.specs.seeds import read_seed
-from runner.specs.suite import load_suite
 from runner.specs.values import parse_columns
+from runner.suite_selection import load_suite
 
 NOW = datetime(2024, 1, 2, 12, 0, 0)
 COLUMNS = (

@@ -11,7 +11,7 @@ from runner.cli.app import app
 from runner.errors import ConfigError
 from runner.lint import lint_project
 from runner.project import load
-from runner.specs.suite import load_suite
+from runner.suite_selection import load_suite
 
 runner = CliRunner()
 
@@ -34,6 +34,9 @@ def test_init_writes_a_project_that_loads_lints_clean_and_compiles(tmp_path: Pat
     suite = load_suite(project)
     assert [t.name for t in suite.unit_tests] == ["items_keeps_the_newest_version"]
     assert {t.kind for t in suite.data_tests} == {"unique", "not_null"}
+    assert [(t.name, t.models) for t in suite.singular_tests] == [
+        ("assert_no_negative_prices", ("items",))
+    ]
     ci = (root / ".github/workflows/runner.yml").read_text()
     assert all(step in ci for step in ("runner lint", "runner compile", "runner test"))
 

@@ -25,6 +25,7 @@ EXAMPLE_EDGES = {
     ("model:orders_kafka_merge", "quarantine:quarantine.orders_kafka_merge", "quarantines"),
     ("seed:customers", "table:ref.customers", "loads"),
     ("table:ref.customers", "model:orders_merge", "test_reads"),
+    ("table:gold.customer_totals", "test:assert_no_negative_totals", "test_reads"),  # tests/*.sql
 }
 
 

@@ -23,10 +23,9 @@ from runner.model_tests.unit_columns import table_columns
 from runner.project import load
 from runner.specs.data_tests import load_data_tests
 from runner.specs.seeds import SeedError, load_seeds, read_csv_rows
-from runner.specs.suite import load_suite
 from runner.specs.unit_tests import checked_rows, load_unit_tests
 from runner.specs.values import Column, check_value, parse_columns
-from runner.suite_selection import select_tests
+from runner.suite_selection import load_suite, select_tests
 
 NOW = datetime(2024, 1, 2, 12, 0, 0)
 

@@ -19,6 +19,7 @@ from runner.error_text import first_line
 from runner.errors import ConfigError, SetupError
 from runner.processes import with_extra_jvm_options
 from runner.spark.session.jars import delta_coordinates, resolve_jars
+from runner.spark.session.jvm_stderr import without_incubator_warning
 from runner.specs.target import TargetSpec
 from runner.target_address import TargetUnreachable, check_reachable, unreachable_message
 
@@ -80,7 +81,8 @@ def build_session(
     # reports those itself with the model's file and line.
     logging.getLogger("py4j.clientserver").setLevel(logging.CRITICAL)
     try:
-        spark = builder.getOrCreate()
+        with without_incubator_warning():  # the JVM starts here and inherits stderr
+            spark = builder.getOrCreate()
     except PySparkRuntimeError as exc:
         if exc.getCondition() != "JAVA_GATEWAY_EXITED":
             raise

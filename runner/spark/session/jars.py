@@ -69,18 +69,28 @@ def resolve_jars(
     For Spark (the default) the libraries pyspark already ships are left out. A classpath for a
     separate JVM (the local Kafka broker) passes ``skip_pyspark_jars=False`` to get them all.
     """
-    cache_dir = cache_dir or default_cache_dir()
+    target = cache_entry(coordinates, cache_dir, skip_pyspark_jars)
+    return cached_jars(target) or _resolve_with_maven(coordinates, target, skip_pyspark_jars)
+
+
+def cache_entry(
+    coordinates: list[str], cache_dir: Path | None = None, skip_pyspark_jars: bool = True
+) -> Path:
+    """The cache directory of ``coordinates`` (keyed by them and the pyspark version)."""
     parts = [pyspark_version(), *sorted(coordinates)]
     if not skip_pyspark_jars:
         parts.append("unfiltered")  # a separate cache entry; the Spark entries keep their keys
     key = hashlib.sha256("\n".join(parts).encode()).hexdigest()
-    target = cache_dir / key[:16]
-    manifest = target / MANIFEST
-    if manifest.exists():
-        jars = [target / name for name in manifest.read_text().split()]
-        if all(jar.exists() for jar in jars):
-            return jars
-    return _resolve_with_maven(coordinates, target, skip_pyspark_jars)
+    return (cache_dir or default_cache_dir()) / key[:16]
+
+
+def cached_jars(entry: Path) -> list[Path] | None:
+    """The jars of a cache entry when its manifest and every jar are there, else None."""
+    manifest = entry / MANIFEST
+    if not manifest.exists():
+        return None
+    jars = [entry / name for name in manifest.read_text().split()]
+    return jars if all(jar.exists() for jar in jars) else None
 
 
 def _resolve_with_maven(

@@ -42,13 +42,7 @@ def run_data_test(
         for dependency in test.reads:
             attach_dependency(spark, project, seeds, dependency)
         result.sql = data_test_sql(project, test, now)
-        frame = spark.sql(result.sql)
-        count = frame.count()
-        if count:
-            sample = [tuple(row) for row in frame.limit(SAMPLE_ROWS).collect()]
-            result.status = FAIL
-            result.message = f"{count} failing row{'s' if count != 1 else ''}"
-            result.details = [failing_rows_table(test.name, frame.columns, sample, count)]
+        record_failing_rows(spark, result)
     except RunnerError as exc:
         result.status, result.message = ERROR, str(exc)
     except (PySparkException, Py4JError) as exc:
@@ -58,6 +52,20 @@ def run_data_test(
         )
     result.seconds = time.monotonic() - started
     return result
+
+
+def record_failing_rows(spark: SparkSession, result: TestResult) -> None:
+    """Run ``result.sql``; when it returns rows, mark ``result`` failed with their count and
+    the first few."""
+    assert result.sql is not None
+    frame = spark.sql(result.sql)
+    count = frame.count()
+    result.failures = count
+    if count:
+        sample = [tuple(row) for row in frame.limit(SAMPLE_ROWS).collect()]
+        result.status = FAIL
+        result.message = f"{count} failing row{'s' if count != 1 else ''}"
+        result.details = [failing_rows_table(result.name, frame.columns, sample, count)]
 
 
 def attach_dependency(

@@ -10,6 +10,7 @@ from pyspark.sql import SparkSession
 from runner.model_tests.results import TestResult
 from runner.project import Project
 from runner.spark.testing.data_tests import run_data_test
+from runner.spark.testing.singular_tests import run_singular_test
 from runner.spark.testing.unit_tests import run_unit_test
 from runner.specs.suite import TestSuite
 
@@ -21,7 +22,8 @@ def run_suite(
     now: datetime,
     on_result: Callable[[TestResult], None] | None = None,
 ) -> list[TestResult]:
-    """Every test of ``suite``; ``now`` is the reference time of freshness tests.
+    """Every test of ``suite`` (unit, then generic data, then singular); ``now`` is the
+    reference time of freshness tests.
 
     Unit tests run first: they borrow the target names for their scratch tables, and each data
     test attaches the real tables it reads again.
@@ -33,6 +35,10 @@ def run_suite(
             on_result(results[-1])
     for data_test in suite.data_tests:
         results.append(run_data_test(spark, project, suite.seeds, data_test, now))
+        if on_result is not None:
+            on_result(results[-1])
+    for singular in suite.singular_tests:
+        results.append(run_singular_test(spark, project, suite.seeds, singular))
         if on_result is not None:
             on_result(results[-1])
     return results
