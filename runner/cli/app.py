@@ -10,6 +10,7 @@ from typing import Annotated, NoReturn
 
 import typer
 
+from runner.cli.backfill import backfill
 from runner.cli.clean import clean
 from runner.cli.cluster import cluster_app
 from runner.cli.compile import compile_models
@@ -82,6 +83,7 @@ app.command()(show)
 app.command("compile")(compile_models)
 app.command()(lint)
 app.command()(plan)
+app.command()(backfill)
 app.command()(seed)
 app.command("test")(run_tests)
 app.command()(ls)

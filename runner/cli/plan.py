@@ -39,7 +39,7 @@ def plan(
     diff of the compiled SQL); target additions (a column, a property); target changes that
     need a rewrite (unique_key, sequence_by, partitioning, clustering, a type that does not
     widen); source changes the checkpoint cannot follow. It also says whether each model is
-    safe to replay, and offers only the safe choices. No JVM. (`runner backfill` is to come.)
+    safe to replay, and offers only the safe choices (`runner backfill` among them). No JVM.
 
     Exit 0 when no selected model needs action, 1 when one does, 2 on a usage or project
     configuration error.
