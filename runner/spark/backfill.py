@@ -271,6 +271,9 @@ def apply_difference(
     already = earlier is not None
     if earlier is not None:
         version = earlier.version
+        say(
+            f"{model.name}: an earlier run committed version {version}; handing over the checkpoint"
+        )
     elif diff.only_shadow or diff.changed or (deletes and diff.only_live):
         merge = _merge_statement(model, location, diff, deletes)
         say(f"{model.name}: applying the difference to {model.target_table} in one MERGE")
@@ -295,7 +298,7 @@ def apply_difference(
             commit_of(location, txn, COMMITS_SEARCHED) if is_local_delta_table(location) else None
         )
         version = made.version if made is not None else latest_version(spark, location)
-        say(f"{model.name}: committed version {version}; handing over the shadow's checkpoint")
+        say(f"{model.name}: committed version {version}; handing over the checkpoint")
     table_id = target_facts(spark, location, need_data=False).table_id or ""
     marker = {
         "model": model.name,
