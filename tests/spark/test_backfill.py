@@ -128,15 +128,24 @@ def delta_history(spark: SparkSession, location: Path) -> list:
     return sorted(history, key=lambda row: row["version"])
 
 
+def run_buggy_model(
+    spark: SparkSession, cli, project: Path, select: str
+) -> tuple[list[list[str]], dict[str, Row], dict[str, Row]]:
+    """`runner run --select SELECT` of the buggy model over the sample history; returns the
+    files and the tables the buggy and the fixed model make of them."""
+    files = buggy_history(project)
+    result = cli("run", "--select", select, "-p", project)
+    assert result.exit_code == 0, result.output
+    buggy, fixed = oracle(files, guarded=False), oracle(files, guarded=True)
+    assert orders_table(spark, project) == buggy
+    return files, buggy, fixed
+
+
 def test_backfill_reports_the_oracles_difference_and_applies_it_in_one_commit(
     spark: SparkSession, cli, example_project: Path
 ) -> None:
     project = example_project
-    files = buggy_history(project)
-    result = cli("run", "--select", "orders_merge+", "-p", project)
-    assert result.exit_code == 0, result.output
-    buggy, fixed = oracle(files, guarded=False), oracle(files, guarded=True)
-    assert orders_table(spark, project) == buggy
+    files, buggy, fixed = run_buggy_model(spark, cli, project, "orders_merge+")
     assert buggy != fixed  # o2's late 'paid' and o1's late c9 event overwrote newer rows
 
     edit_model(project, BUG, GUARD)
@@ -221,10 +230,7 @@ def test_backfill_survives_sigkills_in_the_shadow_build_and_in_the_apply(
     spark: SparkSession, cli, example_project: Path
 ) -> None:
     project = example_project
-    files = buggy_history(project)
-    result = cli("run", "--select", "orders_merge", "-p", project)
-    assert result.exit_code == 0, result.output
-    buggy, fixed = oracle(files, guarded=False), oracle(files, guarded=True)
+    files, buggy, fixed = run_buggy_model(spark, cli, project, "orders_merge")
     edit_model(project, BUG, GUARD)
     location = project / "target" / "local" / "warehouse" / "silver" / "orders"
     versions_before = len(delta_history(spark, location))
