@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from rich.console import Console
+from typer.testing import CliRunner, Result
 
 from runner.backfill import (
     HANDOVER_FILE,
@@ -26,7 +27,9 @@ from runner.backfill_report import (
     backfill_renderable,
     deletes_allowed,
 )
+from runner.checkpoint_lock import CheckpointLocks
 from runner.checkpoint_owner import OwnerRecord, read_owner
+from runner.cli.app import app
 from runner.last_run import read_last_run
 
 DIFF = BackfillDiff(
@@ -141,3 +144,35 @@ def test_handover_swaps_the_shadow_checkpoint_in_and_a_rerun_finishes_it(tmp_pat
     assert handed_over(paths)  # the shadow's checkpoint is still there: a rerun cleans up
     assert not finish_handover(paths)  # nothing staged any more
     assert json.loads((paths.replaced / "metadata").read_text())["id"] == "live-query"
+
+
+def backfill_cli(*args: str | Path) -> Result:
+    return CliRunner().invoke(app, ["backfill", *(str(a) for a in args)])
+
+
+def test_backfill_needs_a_unique_key_and_says_where_to_set_it(project_factory) -> None:
+    root = project_factory(
+        {"appended": "{{ config(stream='orders', target='silver.appended') }}\n"
+         "INSERT INTO {{ this }} SELECT * FROM {{ batch }}\n"}
+    )  # fmt: skip
+    result = backfill_cli("-m", "appended", "-p", root)
+    assert result.exit_code == 2
+    assert "model 'appended' has no unique_key" in result.output
+    assert "models/appended.sql:1" in result.output and "config(unique_key=...)" in result.output
+
+
+def test_apply_waits_for_the_live_model_to_stop(example_project: Path) -> None:
+    checkpoints = example_project / "target" / "local" / "checkpoints"
+    with CheckpointLocks() as running:  # the live model's run holds its lock
+        running.acquire(checkpoints, "orders_merge")
+        result = backfill_cli("-m", "orders_merge", "--apply", "-p", example_project)
+    assert result.exit_code == 1
+    assert "model 'orders_merge' is already running on checkpoint" in result.output
+    assert "stop that run first" in result.output
+
+
+def test_backfill_format_and_shadow_names_are_checked_before_spark(example_project: Path) -> None:
+    wrong = backfill_cli("-m", "orders_merge", "--format", "yaml", "-p", example_project)
+    assert wrong.exit_code == 2 and "--format must be one of text, json" in wrong.output
+    shadow = backfill_cli("-m", "orders_merge__backfill", "-p", example_project)
+    assert shadow.exit_code == 2 and "no model named 'orders_merge__backfill'" in shadow.output
