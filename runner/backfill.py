@@ -79,8 +79,14 @@ def shadow_table(table: str) -> str:
 
 def backfill_model(project: Project, name: str) -> ModelSpec:
     """The model ``name``, checked to be one backfill can rebuild: it has a ``unique_key``
-    (the difference is per key) and is not itself a shadow."""
+    (the difference is per key), is not itself a shadow, and the target is not Spark Connect."""
     model = project.model(name)
+    if project.target.kind == "connect":  # the server loads models by name: no shadow there
+        raise ConfigError(
+            f"backfill does not run over Spark Connect yet (target {project.target.name})",
+            hint="run it with a target whose master is local or a cluster, on the same "
+            "warehouse and checkpoints",
+        )
     if name.endswith(SHADOW_SUFFIX):
         raise ConfigError(
             f"model '{name}' is a backfill's shadow name",

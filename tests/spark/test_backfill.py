@@ -262,3 +262,33 @@ def test_backfill_survives_sigkills_in_the_shadow_build_and_in_the_apply(
     assert again.exit_code == 0 and "batch" not in again.output.split("\n", 1)[1], again.output
     assert orders_table(spark, project) == fixed
     shutil.rmtree(project / "target" / "local" / "checkpoints" / "orders_merge__before_backfill")
+
+
+def test_a_new_checkpoint_from_the_earliest_data_converges_for_a_replay_safe_model(
+    spark: SparkSession, cli, example_project: Path
+) -> None:
+    """Plan's choice (b) after a source change, done as plan prints it: the sequence-guarded
+    model reads the new landing path from its first file into the existing table."""
+    project = example_project
+    land_sample(project, ["001.json", "002.json", "003.json"])
+    first = cli("run", "--select", "orders_merge", "-p", project)
+    assert first.exit_code == 0, first.output
+    streams = project / "streams" / "orders.yml"
+    streams.write_text(streams.read_text().replace("landing/orders\n", "landing/orders_v2\n"))
+    names = ["001.json", "002.json", "003.json", "004.json"]
+    for name in names:  # the new path holds the whole history, and one file more
+        land_events(project / "target" / "landing" / "orders_v2", name, sample_files([name])[0])
+
+    planned = cli("plan", "--select", "orders_merge", "--format", "json", "-p", project)
+    (change,) = json.loads(planned.stdout)["models"][0]["changes"]
+    assert (change["kind"], planned.exit_code) == ("source", 1)
+    assert "(b) a new checkpoint from the earliest data, safe for this model" in change["todo"]
+    checkpoint = project / "target" / "local" / "checkpoints" / "orders_merge"
+    assert (
+        f"mv target/local/checkpoints/orders_merge {checkpoint.relative_to(project)}.old"
+        in (change["todo"])
+    )
+    shutil.move(checkpoint, checkpoint.with_name("orders_merge.old"))
+    replayed = cli("run", "--select", "orders_merge", "--adopt-state", "-p", project)
+    assert replayed.exit_code == 0, replayed.output
+    assert orders_table(spark, project) == oracle(sample_files(names), guarded=True)

@@ -176,3 +176,9 @@ def test_backfill_format_and_shadow_names_are_checked_before_spark(example_proje
     assert wrong.exit_code == 2 and "--format must be one of text, json" in wrong.output
     shadow = backfill_cli("-m", "orders_merge__backfill", "-p", example_project)
     assert shadow.exit_code == 2 and "no model named 'orders_merge__backfill'" in shadow.output
+
+
+def test_backfill_says_it_does_not_run_over_spark_connect(example_project: Path) -> None:
+    result = backfill_cli("-m", "orders_merge", "-t", "connect", "-p", example_project)
+    assert result.exit_code == 2
+    assert "backfill does not run over Spark Connect yet (target connect)" in result.output
