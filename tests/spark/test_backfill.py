@@ -292,3 +292,37 @@ def test_a_new_checkpoint_from_the_earliest_data_converges_for_a_replay_safe_mod
     replayed = cli("run", "--select", "orders_merge", "--adopt-state", "-p", project)
     assert replayed.exit_code == 0, replayed.output
     assert orders_table(spark, project) == oracle(sample_files(names), guarded=True)
+
+
+def test_backfill_moves_a_model_to_a_new_source_path(
+    spark: SparkSession, cli, example_project: Path
+) -> None:
+    """After a source change the shadow reads the new path from its first file; the handover
+    gives the live model the new path's position, so the next file there is its next batch."""
+    project = example_project
+    land_sample(project, ["001.json", "002.json", "003.json"])
+    first = cli("run", "--select", "orders_merge", "-p", project)
+    assert first.exit_code == 0, first.output
+    streams = project / "streams" / "orders.yml"
+    streams.write_text(streams.read_text().replace("landing/orders\n", "landing/orders_v2\n"))
+    landing = project / "target" / "landing" / "orders_v2"
+    names = ["001.json", "002.json", "003.json", "004.json"]
+    for name in names:
+        land_events(landing, name, sample_files([name])[0])
+    before, after = (
+        oracle(sample_files(names[:3]), guarded=True),
+        oracle(sample_files(names), guarded=True),
+    )
+
+    applied = cli("backfill", "-m", "orders_merge", "--apply", "--format", "json", "-p", project)
+    assert applied.exit_code == 0, applied.output
+    report = json.loads(applied.stdout)
+    assert report["difference"] == expected_difference(before, after)
+    assert report["applied"]["handed_over"] and report["shadow_batches"] == len(names)
+    assert orders_table(spark, project) == after
+
+    land_events(landing, "005.json", [LATE_O1])
+    again = cli("run", "--select", "orders_merge", "-p", project)
+    assert again.exit_code == 0, again.output
+    assert re.findall(r"orders_merge batch (\d+):", again.output) == [str(len(names))]
+    assert orders_table(spark, project) == after  # the late event is older: ignored
