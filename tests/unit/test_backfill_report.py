@@ -31,6 +31,8 @@ from runner.checkpoint_lock import CheckpointLocks
 from runner.checkpoint_owner import OwnerRecord, read_owner
 from runner.cli.app import app
 from runner.last_run import read_last_run
+from runner.project import load
+from runner.source_retention import source_gap
 
 DIFF = BackfillDiff(
     model="orders_merge",
@@ -182,3 +184,27 @@ def test_backfill_says_it_does_not_run_over_spark_connect(example_project: Path)
     result = backfill_cli("-m", "orders_merge", "-t", "connect", "-p", example_project)
     assert result.exit_code == 2
     assert "backfill does not run over Spark Connect yet (target connect)" in result.output
+
+
+def test_source_gap_of_a_delta_stream_whose_log_was_cleaned_up(example_project: Path) -> None:
+    """customer_totals reads orders_merge's Change Data Feed from version 0: a log that now
+    starts at version 3 lost versions 0 to 2."""
+    project = load(example_project)
+    log = project.target.table_location("silver.orders") / "_delta_log"
+    log.mkdir(parents=True)
+    for version in (3, 4):
+        (log / f"{version:020d}.json").write_text("{}\n")
+    checkpoint = project.target.checkpoint_for("customer_totals")
+    gap = source_gap(project, project.models["customer_totals"], checkpoint)
+    assert gap.checked and gap.missing == ("version 0", "version 1", "version 2")
+    assert "starts at version 3, after the stream's startingVersion 0" in gap.note
+    (log / f"{0:020d}.json").write_text("{}\n")
+    assert not source_gap(project, project.models["customer_totals"], checkpoint).found
+
+
+def test_source_gap_of_kafka_is_not_checked_and_says_so(example_project: Path) -> None:
+    project = load(example_project)
+    model = project.models["orders_kafka_merge"]
+    gap = source_gap(project, model, project.target.checkpoint_for(model.name))
+    assert not gap.checked and "Kafka retention is not checked" in gap.note
+    assert not deletes_allowed(SourceGap(True, ("a",)), False)  # a gap keeps the live rows
