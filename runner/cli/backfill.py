@@ -12,16 +12,21 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from runner.choices import is_one_of
-from runner.cli.errors import EXIT_CONFIG, reported_errors, while_running
-from runner.cli.options import Debug, ModelName, ProjectDir, Target, Vars
+from runner.cli.errors import reported_errors, while_running
+from runner.cli.options import (
+    Debug,
+    ModelName,
+    ProjectDir,
+    Target,
+    TextOrJson,
+    Vars,
+    check_text_or_json,
+)
 
 if TYPE_CHECKING:  # imported where used: `runner --help` loads no Spark
     from runner.config import ModelSpec
     from runner.project import Project
     from runner.spark.backfill import BackfillResult
-
-BACKFILL_FORMATS = ("text", "json")
 
 
 def backfill(
@@ -55,15 +60,7 @@ def backfill(
             "Example: --samples 10",
         ),
     ] = 3,
-    output_format: Annotated[
-        str,
-        typer.Option(
-            "--format",
-            "-f",
-            help="Output format: text (tables) or json (one object on stdout, for CI). "
-            "Example: --format json",
-        ),
-    ] = "text",
+    output_format: TextOrJson = "text",
     project_dir: ProjectDir = Path("."),
     target: Target = None,
     vars: Vars = None,
@@ -86,12 +83,7 @@ def backfill(
     from runner.checkpoint_lock import CheckpointLocks
     from runner.project import load, parse_vars
 
-    if not is_one_of(output_format, BACKFILL_FORMATS):
-        typer.echo(
-            f"error: --format must be one of {', '.join(BACKFILL_FORMATS)}, got {output_format!r}",
-            err=True,
-        )
-        raise typer.Exit(EXIT_CONFIG)
+    check_text_or_json(output_format)
     as_json = output_format == "json"
     with reported_errors(debug):
         project = load(project_dir, target, parse_vars(vars))

@@ -264,20 +264,27 @@ def test_backfill_survives_sigkills_in_the_shadow_build_and_in_the_apply(
     shutil.rmtree(project / "target" / "local" / "checkpoints" / "orders_merge__before_backfill")
 
 
-def test_a_new_checkpoint_from_the_earliest_data_converges_for_a_replay_safe_model(
-    spark: SparkSession, cli, example_project: Path
-) -> None:
-    """Plan's choice (b) after a source change, done as plan prints it: the sequence-guarded
-    model reads the new landing path from its first file into the existing table."""
-    project = example_project
+def run_then_move_to_a_new_path(cli, project: Path) -> list[str]:
+    """Run the fixed model over three sample files, then point its stream at a new landing
+    path that holds those and one file more (the whole history). Returns that path's files."""
     land_sample(project, ["001.json", "002.json", "003.json"])
     first = cli("run", "--select", "orders_merge", "-p", project)
     assert first.exit_code == 0, first.output
     streams = project / "streams" / "orders.yml"
     streams.write_text(streams.read_text().replace("landing/orders\n", "landing/orders_v2\n"))
     names = ["001.json", "002.json", "003.json", "004.json"]
-    for name in names:  # the new path holds the whole history, and one file more
+    for name in names:
         land_events(project / "target" / "landing" / "orders_v2", name, sample_files([name])[0])
+    return names
+
+
+def test_a_new_checkpoint_from_the_earliest_data_converges_for_a_replay_safe_model(
+    spark: SparkSession, cli, example_project: Path
+) -> None:
+    """Plan's choice (b) after a source change, done as plan prints it: the sequence-guarded
+    model reads the new landing path from its first file into the existing table."""
+    project = example_project
+    names = run_then_move_to_a_new_path(cli, project)
 
     planned = cli("plan", "--select", "orders_merge", "--format", "json", "-p", project)
     (change,) = json.loads(planned.stdout)["models"][0]["changes"]
@@ -300,15 +307,8 @@ def test_backfill_moves_a_model_to_a_new_source_path(
     """After a source change the shadow reads the new path from its first file; the handover
     gives the live model the new path's position, so the next file there is its next batch."""
     project = example_project
-    land_sample(project, ["001.json", "002.json", "003.json"])
-    first = cli("run", "--select", "orders_merge", "-p", project)
-    assert first.exit_code == 0, first.output
-    streams = project / "streams" / "orders.yml"
-    streams.write_text(streams.read_text().replace("landing/orders\n", "landing/orders_v2\n"))
+    names = run_then_move_to_a_new_path(cli, project)
     landing = project / "target" / "landing" / "orders_v2"
-    names = ["001.json", "002.json", "003.json", "004.json"]
-    for name in names:
-        land_events(landing, name, sample_files([name])[0])
     before, after = (
         oracle(sample_files(names[:3]), guarded=True),
         oracle(sample_files(names), guarded=True),
