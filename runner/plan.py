@@ -66,9 +66,10 @@ STARTING_OPTIONS = frozenset(
 SOURCE_OPTIONS = frozenset({"subscribe", "subscribepattern", "assign", "kafka.bootstrap.servers"})
 SCHEMA_DRIFT_ADDS = ("append_new_columns", "evolve")
 
-BACKFILL_LATER = (
-    "`runner backfill` (coming, issue 30) will rebuild the history through the model as it is "
-    "now and apply only the difference"
+BACKFILL_CHOICE = (
+    "`runner backfill --model {model}` rebuilds the history through the model as it is now "
+    "into a shadow table and reports the difference; with --apply it applies only that (same "
+    "table id and history; docs/changing-a-model.md)"
 )
 FULL_REFRESH_COST = (
     "`runner run --select {model} --full-refresh` rebuilds now, at a cost: it deletes the "
@@ -194,7 +195,8 @@ def _logic_todo(model: ModelSpec, safety: ReplaySafety) -> str:
         else " (A replay of the source is not safe for this model: see below.)"
     )
     return (
-        f"{BACKFILL_LATER}.\nMeanwhile: keep the existing rows (only new batches change), or "
+        f"{BACKFILL_CHOICE.format(model=model.name)}.\nOr: keep the existing rows (only new "
+        "batches change), or "
         f"{FULL_REFRESH_COST.format(model=model.name)}.{replay_note}"
     )
 
@@ -258,7 +260,8 @@ def _target_changes(
 ) -> list[Change]:
     table = now["table"]
     rewrite_todo = (
-        f"The next start does not change the existing table. {BACKFILL_LATER}.\nMeanwhile: "
+        f"The next start does not change the existing table. "
+        f"{BACKFILL_CHOICE.format(model=model.name)}.\nOr: "
         f"{FULL_REFRESH_COST.format(model=model.name)}; or revert the change."
     )
     changes = []
@@ -510,7 +513,7 @@ def source_choices(
             f"(a) a new checkpoint from the latest data (the target keeps its rows; what came "
             f"in between is not read): {aside}, {latest}, start it with --adopt-state",
             earliest,
-            f"(c) {BACKFILL_LATER}",
+            f"(c) {BACKFILL_CHOICE.format(model=model.name)}",
             f"(d) {FULL_REFRESH_COST.format(model=model.name)}",
         ]
     )

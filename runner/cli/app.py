@@ -10,6 +10,7 @@ from typing import Annotated, NoReturn
 
 import typer
 
+from runner.cli.backfill import backfill
 from runner.cli.build import build
 from runner.cli.clean import clean
 from runner.cli.compile import compile_models
@@ -83,6 +84,7 @@ app.command()(show)
 app.command("compile")(compile_models)
 app.command()(lint)
 app.command()(plan)
+app.command()(backfill)
 app.command()(seed)
 app.command("test")(run_tests)
 app.command()(build)

@@ -25,8 +25,8 @@ def debug(
     """
     from rich.text import Text
 
-    from runner.cli.progress import console
     from runner.cli.debug_checks import run_checks
+    from runner.cli.progress import console
     from runner.project import load, parse_vars
 
     with reported_errors(debug):

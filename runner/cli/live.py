@@ -17,7 +17,6 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import unquote, urlparse
 
 from rich.console import Console
 from rich.live import Live
@@ -25,6 +24,7 @@ from rich.table import Table
 
 from runner.error_text import first_line
 from runner.project import Project
+from runner.source_retention import FILE_SOURCE_LOG, files_read
 from runner.specs.model import ModelSpec
 from runner.specs.stream import FILE_FORMATS
 
@@ -164,7 +164,7 @@ def unread_files(source: Path, checkpoint: Path) -> int:
         for p in source.rglob("*")
         if p.is_file() and not p.name.startswith((".", "_"))
     }
-    return len(present - _files_read(checkpoint / "sources" / "0"))
+    return len(present - files_read(checkpoint / FILE_SOURCE_LOG))
 
 
 def versions_behind(table: Path, progress: dict[str, Any]) -> int | None:
@@ -192,24 +192,6 @@ def versions_behind(table: Path, progress: dict[str, Any]) -> int | None:
 
 def _count(n: int, unit: str) -> str:
     return f"{n} {unit}" if n == 1 else f"{n} {unit}s"
-
-
-def _files_read(log_dir: Path) -> set[str]:
-    """Paths the file source recorded, from every batch file of its log (and compactions)."""
-    read: set[str] = set()
-    if not log_dir.is_dir():
-        return read
-    for entry in log_dir.iterdir():
-        if entry.name.startswith(".") or not entry.is_file():
-            continue
-        try:
-            lines = entry.read_text(encoding="utf-8").splitlines()
-        except OSError:
-            continue  # being written right now: counted on the next refresh
-        for line in lines:
-            if line.startswith("{"):
-                read.add(unquote(urlparse(json.loads(line).get("path", "")).path))
-    return read
 
 
 @contextmanager

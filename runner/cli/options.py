@@ -7,6 +7,8 @@ from typing import Annotated
 
 import typer
 
+from runner.cli.errors import EXIT_CONFIG
+
 ProjectDir = Annotated[
     Path,
     typer.Option(
@@ -80,3 +82,25 @@ JunitXml = Annotated[
         "Example: --junit-xml target/junit.xml",
     ),
 ]
+
+
+TEXT_OR_JSON = ("text", "json")
+TextOrJson = Annotated[
+    str,
+    typer.Option(
+        "--format",
+        "-f",
+        help="Output format: text (tables, for people) or json (one object on stdout, for CI). "
+        "Example: --format json",
+    ),
+]
+
+
+def check_text_or_json(output_format: str) -> None:
+    """Exit 2 with one line on stderr unless ``output_format`` is text or json."""
+    if output_format not in TEXT_OR_JSON:
+        typer.echo(
+            f"error: --format must be one of {', '.join(TEXT_OR_JSON)}, got {output_format!r}",
+            err=True,
+        )
+        raise typer.Exit(EXIT_CONFIG)

@@ -4,30 +4,28 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated
 
 import typer
 
-from runner.choices import is_one_of
-from runner.cli.errors import EXIT_CONFIG, reported_errors
-from runner.cli.options import Debug, Exclude, ProjectDir, Select, State, Target, Vars
-
-PLAN_FORMATS = ("text", "json")
+from runner.cli.errors import reported_errors
+from runner.cli.options import (
+    Debug,
+    Exclude,
+    ProjectDir,
+    Select,
+    State,
+    Target,
+    TextOrJson,
+    Vars,
+    check_text_or_json,
+)
 
 
 def plan(
     select: Select = None,
     exclude: Exclude = None,
     state: State = None,
-    output_format: Annotated[
-        str,
-        typer.Option(
-            "--format",
-            "-f",
-            help="Output format: text (a table, then each model's SQL diff) or json (for CI). "
-            "Example: --format json",
-        ),
-    ] = "text",
+    output_format: TextOrJson = "text",
     project_dir: ProjectDir = Path("."),
     target: Target = None,
     vars: Vars = None,
@@ -39,7 +37,7 @@ def plan(
     diff of the compiled SQL); target additions (a column, a property); target changes that
     need a rewrite (unique_key, sequence_by, partitioning, clustering, a type that does not
     widen); source changes the checkpoint cannot follow. It also says whether each model is
-    safe to replay, and offers only the safe choices. No JVM. (`runner backfill` is to come.)
+    safe to replay, and offers only the safe choices (`runner backfill` among them). No JVM.
 
     Exit 0 when no selected model needs action, 1 when one does, 2 on a usage or project
     configuration error.
@@ -51,12 +49,7 @@ def plan(
     from runner.project import load, parse_vars
     from runner.selection import select_models
 
-    if not is_one_of(output_format, PLAN_FORMATS):
-        typer.echo(
-            f"error: --format must be one of {', '.join(PLAN_FORMATS)}, got {output_format!r}",
-            err=True,
-        )
-        raise typer.Exit(EXIT_CONFIG)
+    check_text_or_json(output_format)
     with reported_errors(debug):
         project = load(project_dir, target, parse_vars(vars))
         plans = plan_models(project, select_models(project, select, exclude=exclude, state=state))

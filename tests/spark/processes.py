@@ -18,10 +18,15 @@ RUNNER = str(Path(sys.executable).parent / "runner")
 class StreamProcess:
     """`runner stream` in its own process group, its output read line by line."""
 
-    def __init__(self, project: Path, select: str = "orders_merge+") -> None:
+    def __init__(
+        self, project: Path, select: str = "orders_merge+", command: list[str] | None = None
+    ) -> None:
+        """``command``: other arguments than `stream --select SELECT --verbose` (e.g.
+        ``["backfill", "-m", "orders_merge"]``)."""
         self.lines: list[str] = []
+        arguments = command or ["stream", "--select", select, "--verbose"]
         self.process = subprocess.Popen(
-            [RUNNER, "stream", "--select", select, "--verbose", "-p", str(project)],
+            [RUNNER, *arguments, "-p", str(project)],
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             text=True,

@@ -7,10 +7,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 from pyspark.sql import SparkSession
-from runner.spark.testing.frames import typed_frame
 
 from runner.project import load
 from runner.run_results import shape_problems
+from runner.spark.testing.frames import typed_frame
 from runner.specs.values import parse_columns
 
 COLUMNS = "order_id STRING, amount DECIMAL(10,2)"

@@ -169,7 +169,7 @@ def test_sql_edit_is_a_logic_change_with_the_compiled_diff(example_project: Path
     assert "-WHEN MATCHED AND s.updated_at > t.updated_at THEN UPDATE SET *\n" in diff
     assert "+WHEN MATCHED THEN UPDATE SET *\n" in diff
     todo = one["changes"][0]["todo"]
-    assert "runner backfill` (coming" in todo
+    assert "`runner backfill --model orders_merge` rebuilds the history" in todo
     assert "--full-refresh" in todo and "new table id" in todo
     # replay safety is judged on the model as it is now: the guard is gone
     assert one["replay_safe"] is False and "is not guarded" in one["replay_reason"]
@@ -373,7 +373,7 @@ def test_a_new_landing_path_offers_a_replay_to_a_guarded_model(example_project: 
     assert (
         "mv target/local/checkpoints/orders_merge target/local/checkpoints/orders_merge.old" in todo
     )
-    assert "(c) `runner backfill` (coming" in todo
+    assert "(c) `runner backfill --model orders_merge` rebuilds" in todo
 
 
 def test_a_source_change_of_an_additive_model_does_not_offer_a_replay(
