@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import sys
 from dataclasses import asdict
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -94,8 +95,10 @@ def backfill(
                 locks.acquire(root, chosen.name, file=chosen.file)
             locks.acquire(root, shadow_name(chosen.name), file=chosen.file)
             with while_running():
+                started = datetime.now(UTC)
                 result = _run(project, chosen, apply, allow_deletes, samples, as_json)
         _show(result, allow_deletes, as_json)
+        _record(project, result, allow_deletes, started, as_json)
 
 
 def _run(
@@ -147,3 +150,22 @@ def _show(result: BackfillResult, allow_deletes: bool, as_json: bool) -> None:
     plain_console().print(
         backfill_renderable(result.diff, result.gap, allow_deletes, result.outcome)
     )
+
+
+def _record(
+    project: Project,
+    result: BackfillResult,
+    allow_deletes: bool,
+    started: datetime,
+    as_json: bool,
+) -> None:
+    """Keep the report under target/backfill/ for `runner docs generate`."""
+    from runner.artifacts import project_path
+    from runner.backfill_record import backfill_record, write_backfill_record
+
+    if result.diff is None:  # a rerun that only finished a killed apply: the report was its
+        return
+    record = backfill_record(result.diff, result.gap, allow_deletes, result.outcome, started)
+    path = project_path(project, write_backfill_record(project, record))
+    line = f"report kept in {path} (runner docs generate shows it on the model's page)"
+    print(line, file=sys.stderr if as_json else sys.stdout)
