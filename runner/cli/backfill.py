@@ -74,7 +74,8 @@ def backfill(
     resumes after a kill. Where the source no longer holds what the live target was built from
     (landing files gone, a Delta log cleaned up, Kafka records deleted by retention), the gap is
     named and the live rows the shadow cannot rebuild are kept. Each run keeps its report in
-    target/backfill/<model>.json; `runner docs generate` shows it on the model's page. docs/changing-a-model.md has a worked example.
+    target/backfill/<model>.json; `runner docs generate` shows it on the model's page.
+    docs/changing-a-model.md has a worked example.
 
     Exit 0 when done, 1 on a failure while running (e.g. the live model is running: stop it
     before --apply), 2 on a usage or project error.
