@@ -415,7 +415,9 @@ function showSource(node) {
 function showSeed(name) {
   const s = DOCS.seeds[name];
   const table = `table:${s.table}`;
-  const tests = [...NODES.values()].filter((n) => n.kind === "test" && (n.test.reads || []).includes(s.table)).map((n) => n.id);
+  // data tests that read its table, singular tests (no .test) that declare the seed
+  const reads = (n) => (n.test ? (n.test.reads || []).includes(s.table) : ((n.singular || {}).depends_on || { seeds: [] }).seeds.includes(name));
+  const tests = [...NODES.values()].filter((n) => n.kind === "test" && reads(n)).map((n) => n.id);
   return [
     title("seed", name),
     description(s.description),
