@@ -91,8 +91,15 @@ def backfill_json(
     diff: BackfillDiff, gap: SourceGap, allow_deletes: bool, outcome: ApplyOutcome | None
 ) -> str:
     """The report as JSON (one object; keys documented in docs/changing-a-model.md)."""
+    return json.dumps(backfill_document(diff, gap, allow_deletes, outcome), indent=2) + "\n"
+
+
+def backfill_document(
+    diff: BackfillDiff, gap: SourceGap, allow_deletes: bool, outcome: ApplyOutcome | None
+) -> dict[str, Any]:
+    """The report as plain data: what ``--format json`` prints and target/backfill/ keeps."""
     deletes = deletes_allowed(gap, allow_deletes)
-    document: dict[str, Any] = {
+    return {
         "model": diff.model,
         "live_table": diff.live_table,
         "shadow_table": diff.shadow_table,
@@ -128,7 +135,6 @@ def backfill_json(
             "note": outcome.note,
         },
     }
-    return json.dumps(document, indent=2) + "\n"
 
 
 def backfill_renderable(

@@ -6,7 +6,11 @@ replaces the live target's rows with what the source holds now.
 - a Delta stream (a path or another model's target) read from a numbered ``startingVersion``:
   the versions from it up to the oldest commit left in the table's ``_delta_log`` (the log was
   cleaned up);
-- Kafka and a Delta table by name are not checked (``SourceGap.checked`` False, saying so).
+- a Kafka stream: per partition, the offsets from where the live checkpoint started reading
+  (Spark's initial-offsets file ``sources/0/0``) up to its newest ``offsets/`` file, against the
+  topic's earliest offset now (the broker's answer comes in through ``earliest``: Spark asks it,
+  runner/spark/sources/kafka_offsets.py); records deleted by retention are the gap;
+- a Delta table by name is not checked (``SourceGap.checked`` False, saying so).
 
 Pure Python: files of the checkpoint and of the source's directory.
 """
@@ -14,15 +18,22 @@ Pure Python: files of the checkpoint and of the source's directory.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
 from runner.backfill_report import SourceGap
 from runner.project import Project
 from runner.specs.model import ModelSpec
-from runner.specs.stream import KAFKA_FORMAT
+from runner.specs.stream import KAFKA_FORMAT, StreamSpec
 
 FILE_SOURCE_LOG = Path("sources") / "0"  # a query with one source: Spark's log of its files
+KAFKA_INITIAL_OFFSETS = FILE_SOURCE_LOG / "0"  # Kafka's: where the query started, per partition
+
+TopicPartition = tuple[str, int]
+Offsets = dict[TopicPartition, int]
+# asks the broker for the earliest offset it holds now of each partition (Spark's part)
+EarliestOffsets = Callable[[StreamSpec, set[TopicPartition]], Offsets]
 
 
 def files_read(log_dir: Path) -> set[str]:
@@ -43,15 +54,21 @@ def files_read(log_dir: Path) -> set[str]:
     return read
 
 
-def source_gap(project: Project, model: ModelSpec, checkpoint: Path) -> SourceGap:
-    """What the source of ``model`` no longer holds of what its live ``checkpoint`` read."""
+def source_gap(
+    project: Project, model: ModelSpec, checkpoint: Path, earliest: EarliestOffsets | None = None
+) -> SourceGap:
+    """What the source of ``model`` no longer holds of what its live ``checkpoint`` read.
+    A Kafka source is checked only with ``earliest`` (it needs the broker)."""
     stream = project.stream_of(model)
     if stream.format == KAFKA_FORMAT:
-        return SourceGap(
-            False,
-            note="Kafka retention is not checked: compare the topic's earliest offsets with "
-            f"the newest file in {checkpoint / 'offsets'} before applying",
-        )
+        if earliest is None:
+            return SourceGap(
+                False,
+                note="Kafka retention is not checked without the broker: compare the topic's "
+                f"earliest offsets with {checkpoint / KAFKA_INITIAL_OFFSETS} before applying",
+            )
+        start, end = kafka_read_range(checkpoint)
+        return kafka_gap(start, end, earliest(stream, set(end)))
     if stream.format == "delta":
         location = (
             project.target.table_location(project.models[stream.ref].target_table)
@@ -97,3 +114,67 @@ def _delta_gap(location: Path, starting_version: str | None) -> SourceGap:
 def _shown(path: str, root: Path) -> str:
     found = Path(path)
     return str(found.relative_to(root)) if found.is_relative_to(root) else path
+
+
+def kafka_read_range(checkpoint: Path) -> tuple[Offsets, Offsets]:
+    """Per partition, the offset the live query started reading at and the offset after the
+    last record its newest batch read. A partition missing from the start (created later) was
+    read from its beginning, 0, as Spark reads new partitions from the earliest offset."""
+    end = _source_offsets(_newest_offsets_file(checkpoint))
+    start = _source_offsets(checkpoint / KAFKA_INITIAL_OFFSETS)
+    return {tp: start.get(tp, 0) for tp in end}, end
+
+
+def kafka_gap(start: Offsets, end: Offsets, earliest: Offsets) -> SourceGap:
+    """The records ``[start, end)`` per partition the live target was built from that the topic
+    no longer holds (its earliest offset now is past ``start``)."""
+    missing = []
+    for (topic, partition), first in sorted(start.items()):
+        now = earliest.get((topic, partition))
+        if now is None or now <= first:
+            continue
+        last = min(now, end[(topic, partition)]) - 1
+        if last >= first:
+            missing.append(f"{topic}/{partition} offsets {first} to {last}")
+    if not missing:
+        return SourceGap(
+            True, note=f"all {len(start)} partition(s) still hold every record the live model read"
+        )
+    return SourceGap(
+        True,
+        tuple(missing),
+        f"{len(missing)} of the {len(start)} partition(s) the live model read lost records to "
+        "retention",
+    )
+
+
+def _newest_offsets_file(checkpoint: Path) -> Path:
+    numbered = [p for p in (checkpoint / "offsets").glob("*") if p.name.isdigit()]
+    if not numbered:
+        return checkpoint / "offsets" / "0"  # read as no offsets
+    return max(numbered, key=lambda p: int(p.name))
+
+
+def _source_offsets(path: Path) -> Offsets:
+    """The Kafka offsets of one source in a checkpoint file: the JSON line
+    ``{"topic": {"0": 12, ...}}`` of an ``offsets/<batch>`` file (after the version and the
+    batch's metadata) or of ``sources/0/0`` (after a zero byte and the version, SPARK-19517).
+    Negative offsets (Spark's -1 latest / -2 earliest) name no record and are left out."""
+    try:
+        lines = path.read_bytes().decode("utf-8").lstrip("\x00").splitlines()
+    except (FileNotFoundError, UnicodeDecodeError):
+        return {}
+    found: Offsets = {}
+    for line in lines:
+        try:
+            parsed = json.loads(line)
+        except ValueError:
+            continue  # the version line, "v1"
+        if not isinstance(parsed, dict) or "batchWatermarkMs" in parsed:
+            continue  # the batch's metadata
+        for topic, partitions in parsed.items():
+            if isinstance(partitions, dict):
+                for partition, offset in partitions.items():
+                    if isinstance(offset, int) and offset >= 0:
+                        found[(topic, int(partition))] = offset
+    return found

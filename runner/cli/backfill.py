@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import sys
 from dataclasses import asdict
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -71,8 +72,10 @@ def backfill(
     then report the difference from the live target per unique_key: rows only in live, only
     in the shadow, and changed (per column, with samples). Dry run by default; every step
     resumes after a kill. Where the source no longer holds what the live target was built from
-    (landing files gone, a Delta log cleaned up), the gap is named and the live rows the shadow
-    cannot rebuild are kept. docs/changing-a-model.md has a worked example.
+    (landing files gone, a Delta log cleaned up, Kafka records deleted by retention), the gap is
+    named and the live rows the shadow cannot rebuild are kept. Each run keeps its report in
+    target/backfill/<model>.json; `runner docs generate` shows it on the model's page.
+    docs/changing-a-model.md has a worked example.
 
     Exit 0 when done, 1 on a failure while running (e.g. the live model is running: stop it
     before --apply), 2 on a usage or project error.
@@ -94,8 +97,10 @@ def backfill(
                 locks.acquire(root, chosen.name, file=chosen.file)
             locks.acquire(root, shadow_name(chosen.name), file=chosen.file)
             with while_running():
+                started = datetime.now(UTC)
                 result = _run(project, chosen, apply, allow_deletes, samples, as_json)
         _show(result, allow_deletes, as_json)
+        _record(project, result, allow_deletes, started, as_json)
 
 
 def _run(
@@ -147,3 +152,22 @@ def _show(result: BackfillResult, allow_deletes: bool, as_json: bool) -> None:
     plain_console().print(
         backfill_renderable(result.diff, result.gap, allow_deletes, result.outcome)
     )
+
+
+def _record(
+    project: Project,
+    result: BackfillResult,
+    allow_deletes: bool,
+    started: datetime,
+    as_json: bool,
+) -> None:
+    """Keep the report under target/backfill/ for `runner docs generate`."""
+    from runner.artifacts import project_path
+    from runner.backfill_record import backfill_record, write_backfill_record
+
+    if result.diff is None:  # a rerun that only finished a killed apply: the report was its
+        return
+    record = backfill_record(result.diff, result.gap, allow_deletes, result.outcome, started)
+    path = project_path(project, write_backfill_record(project, record))
+    line = f"report kept in {path} (runner docs generate shows it on the model's page)"
+    print(line, file=sys.stderr if as_json else sys.stdout)

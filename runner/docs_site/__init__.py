@@ -1,8 +1,9 @@
 """``runner docs generate``: a static site under target/docs/ that opens from file://.
 
 The page's data (lineage, each model's source and compiled SQL, config, tests, descriptions,
-each target's columns and properties, streams, seeds, quarantine tables, and optionally each
-model's recent batches) is written into
+each target's columns and properties, streams, seeds, quarantine tables, each model's last
+`runner backfill` report from target/backfill/, and optionally each model's recent batches) is
+written into
 ``index.html`` itself as JSON, because a browser refuses ``fetch()`` on file:// URLs. The
 graph is laid out by Cytoscape.js with the dagre layout and the charts are drawn by Chart.js,
 vendored under ``vendor/`` (MIT licences in ``vendor/LICENSES.txt``), so the page needs no network.
@@ -19,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from runner.artifacts import build_manifest, project_path, setup_steps
+from runner.backfill_record import read_backfill_record
 from runner.model_sql import (
     CompiledStatement,
     compile_batch,
@@ -103,6 +105,7 @@ def _model_data(
         "config": entry["config"],
         "depends_on": entry["depends_on"],
         "checkpoint": entry["checkpoint"],
+        "backfill": read_backfill_record(project, model.name),  # the last `runner backfill`
         "compiled": {
             "setup": [
                 {**_statement(project, s), "when": when} for s, when in setup_steps(project, model)

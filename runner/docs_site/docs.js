@@ -339,6 +339,7 @@ function showModel(name) {
       ["checkpoint", m.checkpoint],
     ]),
     history(name),
+    backfill(name, m.backfill),
     section("Columns of the target", columnTable("model-columns", columnsOf((DOCS.targets[m.target] || {}).columns), m.columns)),
     section("Compiled SQL, per batch (batch 0)", sqlBlocks("compiled-batch", m.compiled.batch, "none")),
     section("Compiled SQL, set-up (once per start; setup[1] is one of two statements)", sqlBlocks("compiled-setup", m.compiled.setup, "none")),
@@ -414,7 +415,9 @@ function showSource(node) {
 function showSeed(name) {
   const s = DOCS.seeds[name];
   const table = `table:${s.table}`;
-  const tests = [...NODES.values()].filter((n) => n.kind === "test" && (n.test.reads || []).includes(s.table)).map((n) => n.id);
+  // data tests that read its table, singular tests (no .test) that declare the seed
+  const reads = (n) => (n.test ? (n.test.reads || []).includes(s.table) : ((n.singular || {}).depends_on || { seeds: [] }).seeds.includes(name));
+  const tests = [...NODES.values()].filter((n) => n.kind === "test" && reads(n)).map((n) => n.id);
   return [
     title("seed", name),
     description(s.description),
@@ -533,6 +536,43 @@ function history(name) {
     });
   }
   return section(`Last ${rows.length} batches (event log)`, box);
+}
+
+// The model's last `runner backfill` (target/backfill/<model>.json): the live target against
+// the shadow rebuilt by the model as it is now. The sentences on the gap and the apply are the
+// terminal's own, recorded with the report.
+function backfill(name, b) {
+  if (!b) return null;
+  if (b.error) return section("Last backfill", el("p", { class: "hint", id: "backfill" }, b.error));
+  const diff = b.difference;
+  const run = b.dry_run ? "dry run" : "applied";
+  const head = el("p", { class: "meta", id: "backfill-run" },
+    `${run}, ${b.ran_at}: ${b.live_table} (live) vs ${b.shadow_table} (shadow), by ${b.unique_key.join(", ")}`);
+  const counts = facts("backfill-counts", [
+    ["rows in live", String(b.rows.live)], ["rows in shadow", String(b.rows.shadow)],
+    ["only in live", String(diff.only_live)], ["only in shadow", String(diff.only_shadow)],
+    ["changed", String(diff.changed)],
+  ]);
+  const byColumn = Object.entries(diff.changed_by_column).sort((x, y) => y[1] - x[1] || x[0].localeCompare(y[0]));
+  const columns = byColumn.length
+    ? facts("backfill-columns", byColumn.map(([column, rows]) => [column, `${rows} changed row(s)`]))
+    : null;
+  const pairs = (values) => Object.entries(values).map(([k, v]) => `${k}=${v}`).join(", ") || "-";
+  const kinds = { only_live: "only in live", only_shadow: "only in shadow", changed: "changed" };
+  const samples = el("table", { class: "kv", id: "backfill-samples" },
+    el("tr", {}, el("th", {}, ""), el("th", {}, "key"), el("th", {}, "live"), el("th", {}, "shadow")));
+  for (const s of b.samples) {
+    samples.append(el("tr", {}, el("th", {}, kinds[s.kind] || s.kind), el("td", {}, pairs(s.key)), el("td", {}, pairs(s.live)), el("td", {}, pairs(s.shadow))));
+  }
+  const gap = el("p", { id: "backfill-gap", class: (b.source_gap.missing || []).length ? "gap" : null }, b.text.source_gap);
+  return section(`Last backfill (${run})`,
+    el("div", { id: "backfill" },
+      head, counts,
+      columns ? el("h4", {}, "changed, per column") : null, columns,
+      b.samples.length ? el("h4", {}, "samples") : null, b.samples.length ? samples : null,
+      gap,
+      el("p", { id: "backfill-apply" }, b.text.apply),
+      el("p", { class: "hint" }, `recorded by runner backfill --model ${name} in target/backfill/${name}.json`)));
 }
 
 document.getElementById("title").textContent = `${DOCS.project}: lineage and models (target ${DOCS.target})`;

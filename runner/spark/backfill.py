@@ -8,6 +8,7 @@ import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 
 from pyspark.sql import SparkSession
@@ -41,6 +42,7 @@ from runner.source_retention import source_gap
 from runner.spark.delta.delta_log import commit_of, is_local_delta_table
 from runner.spark.delta.statements import Transaction, run_statement
 from runner.spark.delta.targets import delta_table_exists, latest_version, reset_model
+from runner.spark.sources.kafka_offsets import earliest_offsets
 from runner.spark.streaming.pipeline import stream_models
 from runner.spark.streaming.query import Callbacks
 from runner.spark.streaming.state_guard import expected_record, find_mismatch, target_facts
@@ -110,7 +112,7 @@ def run_backfill(
     notes = build_shadow(spark, widened, shadow, paths, callbacks)
     for note in notes:
         say(note)
-    gap = source_gap(project, model, paths.live)
+    gap = source_gap(project, model, paths.live, partial(earliest_offsets, spark))
     shadow_location = project.target.table_location(shadow.target_table)
     versions = (latest_version(spark, location), latest_version(spark, shadow_location))
     diff = difference(spark, project, model, shadow, versions, samples, batches_read(paths.shadow))

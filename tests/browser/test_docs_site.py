@@ -10,11 +10,14 @@ from __future__ import annotations
 import shutil
 import tempfile
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
 
+from runner.backfill_record import backfill_record, write_backfill_record
+from runner.backfill_report import BackfillDiff, RowSample, SourceGap
 from runner.docs_site import generate_docs
 from runner.project import load
 from tests.unit.test_lineage import EXAMPLE_EDGES
@@ -274,3 +277,67 @@ def test_every_node_kind_has_a_page(
     if not title.startswith("no node"):
         current = page.locator("#node-list a.current").get_attribute("data-node")
         assert current == node  # the list marks the open node
+
+
+def test_a_model_page_shows_its_last_backfill(page: Page, example_project: Path) -> None:
+    """A report as `runner backfill` records it (written here: no Spark), a dry run with a gap."""
+    project = load(example_project)
+    diff = BackfillDiff(
+        model="orders_merge",
+        live_table="silver.orders",
+        shadow_table="silver.orders__backfill",
+        key=("order_id",),
+        live_rows=4,
+        shadow_rows=3,
+        only_live=1,
+        only_shadow=0,
+        changed=2,
+        columns={"status": 2, "customer_id": 1},
+        samples=(
+            RowSample("only_live", {"order_id": "o7"}, {"status": "created"}, {}),
+            RowSample("changed", {"order_id": "o2"}, {"status": "paid"}, {"status": "shipped"}),
+        ),
+        shadow_batches=5,
+        compared=("customer_id", "status"),
+    )
+    gap = SourceGap(
+        True, ("target/landing/orders/000.json",), "1 of the 6 file(s) the live model read are gone"
+    )
+    ran_at = datetime(2026, 11, 25, 15, 50, 2, tzinfo=UTC)
+    write_backfill_record(project, backfill_record(diff, gap, False, None, ran_at))
+    url = generate_docs(project).as_uri()
+
+    open_page(page, f"{url}#model:orders_merge")
+    assert shown(page) == "model orders_merge"
+    assert page.inner_text("#backfill-run").startswith(
+        "dry run, 2026-11-25T15:50:02Z: silver.orders (live) vs silver.orders__backfill (shadow)"
+    )
+    counts = dict(
+        zip(
+            page.locator("#backfill-counts th").all_inner_texts(),
+            page.locator("#backfill-counts td").all_inner_texts(),
+            strict=True,
+        )
+    )
+    assert counts == {
+        "rows in live": "4",
+        "rows in shadow": "3",
+        "only in live": "1",
+        "only in shadow": "0",
+        "changed": "2",
+    }
+    assert page.locator("#backfill-columns th").all_inner_texts() == ["status", "customer_id"]
+    samples = page.inner_text("#backfill-samples")
+    assert "order_id=o7" in samples and "status=paid" in samples and "status=shipped" in samples
+    assert page.inner_text("#backfill-gap") == (
+        "source gap: 1 of the 6 file(s) the live model read are gone: "
+        "target/landing/orders/000.json"
+    )
+    assert "--apply would insert 0, update 2, keep the 1 row(s) only in live" in page.inner_text(
+        "#backfill-apply"
+    )
+
+    page.goto(f"{url}#model:customer_totals")  # never backfilled: no section
+    page.wait_for_selector("#compiled-batch")
+    assert shown(page) == "model customer_totals"
+    assert page.locator("#backfill").count() == 0

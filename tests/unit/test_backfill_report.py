@@ -4,6 +4,7 @@ handover, without a JVM."""
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -18,6 +19,12 @@ from runner.backfill import (
     shadow_table,
     stage_handover,
 )
+from runner.backfill_record import (
+    backfill_record,
+    read_backfill_record,
+    record_path,
+    write_backfill_record,
+)
 from runner.backfill_report import (
     ApplyOutcome,
     BackfillDiff,
@@ -30,9 +37,10 @@ from runner.backfill_report import (
 from runner.checkpoint_lock import CheckpointLocks
 from runner.checkpoint_owner import OwnerRecord, read_owner
 from runner.cli.app import app
+from runner.docs_site import site_data
 from runner.last_run import read_last_run
 from runner.project import load
-from runner.source_retention import source_gap
+from runner.source_retention import kafka_gap, kafka_read_range, source_gap
 
 DIFF = BackfillDiff(
     model="orders_merge",
@@ -206,5 +214,77 @@ def test_source_gap_of_kafka_is_not_checked_and_says_so(example_project: Path) -
     project = load(example_project)
     model = project.models["orders_kafka_merge"]
     gap = source_gap(project, model, project.target.checkpoint_for(model.name))
-    assert not gap.checked and "Kafka retention is not checked" in gap.note
+    assert not gap.checked and "Kafka retention is not checked without the broker" in gap.note
     assert not deletes_allowed(SourceGap(True, ("a",)), False)  # a gap keeps the live rows
+
+
+RAN_AT = datetime(2026, 11, 25, 15, 50, 2, tzinfo=UTC)
+
+
+def test_each_run_replaces_the_models_recorded_report(example_project: Path) -> None:
+    project = load(example_project)
+    assert read_backfill_record(project, "orders_merge") is None
+    dry = write_backfill_record(project, backfill_record(DIFF, GAP, False, None, RAN_AT))
+    assert dry == example_project / "target" / "backfill" / "orders_merge.json"
+    recorded = read_backfill_record(project, "orders_merge")
+    assert recorded is not None
+    assert recorded["ran_at"] == "2026-11-25T15:50:02Z" and recorded["dry_run"] is True
+    assert recorded["difference"] == json.loads(backfill_json(DIFF, GAP, False, None))["difference"]
+    assert recorded["text"]["source_gap"].startswith("source gap: 1 of the 6 file(s)")
+    assert "--apply would insert 1, update 2, keep the 1 row(s)" in recorded["text"]["apply"]
+
+    outcome = ApplyOutcome(7, False, 1, 2, 0, 1, True)
+    write_backfill_record(project, backfill_record(DIFF, GAP, False, outcome, RAN_AT))
+    applied = read_backfill_record(project, "orders_merge") or {}
+    assert applied["dry_run"] is False and applied["applied"]["version"] == 7
+    assert applied["text"]["apply"].startswith("applied: one commit, version 7 of silver.orders")
+    assert [p.name for p in dry.parent.iterdir()] == ["orders_merge.json"]  # no temp file left
+
+
+def test_the_docs_site_data_carries_each_models_last_backfill(example_project: Path) -> None:
+    project = load(example_project)
+    write_backfill_record(project, backfill_record(DIFF, NO_GAP, False, None, RAN_AT))
+    models = site_data(project)["models"]
+    assert models["orders_merge"]["backfill"]["samples"][1]["shadow"] == {"status": "shipped"}
+    assert models["customer_totals"]["backfill"] is None  # never backfilled
+
+    record_path(project, "orders_merge").write_text("{not json")
+    broken = site_data(project)["models"]["orders_merge"]["backfill"]
+    assert "target/backfill/orders_merge.json does not parse" in broken["error"]
+    assert "runner backfill --model orders_merge" in broken["error"]
+
+
+def test_kafka_read_range_comes_from_the_initial_offsets_and_the_newest_batch(
+    tmp_path: Path,
+) -> None:
+    """As Spark's Kafka source writes them: sources/0/0 after a zero byte (SPARK-19517), each
+    offsets/<batch> after its version and metadata lines; partition 2 appeared later."""
+    (tmp_path / "sources" / "0").mkdir(parents=True)
+    (tmp_path / "sources" / "0" / "0").write_bytes(b'\x00v1\n{"orders":{"1":40,"0":7}}')
+    (tmp_path / "offsets").mkdir()
+    metadata = '{"batchWatermarkMs":0,"batchTimestampMs":1,"conf":{"a":"b"}}'
+    for batch, offsets in (
+        (2, '{"orders":{"1":50,"0":60}}'),
+        (10, '{"orders":{"1":90,"0":80,"2":5}}'),
+    ):
+        (tmp_path / "offsets" / str(batch)).write_text(f"v1\n{metadata}\n{offsets}")
+    start, end = kafka_read_range(tmp_path)
+    assert start == {("orders", 0): 7, ("orders", 1): 40, ("orders", 2): 0}
+    assert end == {("orders", 0): 80, ("orders", 1): 90, ("orders", 2): 5}
+
+
+@pytest.mark.parametrize(
+    ("earliest", "missing"),
+    [
+        ({("t", 0): 7, ("t", 1): 0}, ()),  # retention deleted nothing the target was built from
+        ({("t", 0): 3, ("t", 1): 0}, ()),  # deleted only what came before the query started
+        ({("t", 0): 20, ("t", 1): 0}, ("t/0 offsets 7 to 19",)),
+        ({("t", 0): 99, ("t", 1): 4}, ("t/0 offsets 7 to 49", "t/1 offsets 0 to 3")),
+    ],
+)
+def test_kafka_gap_names_the_records_retention_deleted(
+    earliest: dict[tuple[str, int], int], missing: tuple[str, ...]
+) -> None:
+    gap = kafka_gap({("t", 0): 7, ("t", 1): 0}, {("t", 0): 50, ("t", 1): 30}, earliest)
+    assert gap.checked and gap.missing == missing
+    assert deletes_allowed(gap, False) == (not missing)  # a gap keeps the live rows
