@@ -137,3 +137,48 @@ def test_a_target_that_gains_columns_is_not_judged(project_factory: Callable[...
         "SELECT order_id, brand_new FROM {{ batch }};\n"
     )
     assert _findings(project_factory({"m": evolving})) == []
+
+
+def test_seeds_and_other_models_targets_are_known(project_factory: Callable[..., Path]) -> None:
+    upstream = (
+        "{{ config(stream='orders', target='silver.up', unique_key='order_id', "
+        "columns='order_id STRING, customer_id STRING') }}\n"
+        "SELECT order_id, customer_id FROM {{ batch }};\n"
+    )
+    reader = (
+        "{{ config(stream='orders', target='gold.down', unique_key='order_id') }}\n"
+        "SELECT b.order_id, c.tier, c.nme FROM {{ batch }} b\n"
+        "JOIN {{ ref('up') }} u ON u.order_id = b.order_id JOIN ref.customers c\n"
+        "  ON c.customer_id = u.custid;\n"
+    )
+    root = project_factory({"up": upstream, "down": reader})
+    (root / "seeds").mkdir()
+    (root / "seeds" / "customers.csv").write_text("customer_id,tier\nc1,gold\n")
+    (root / "seeds" / "seeds.yml").write_text(
+        "seeds:\n  customers:\n    target: ref.customers\n"
+        '    columns: "customer_id STRING, tier STRING"\n'
+    )
+    found = [(line, col, message.split(" (")[0]) for line, col, message in _findings(root)]
+    assert found == [
+        (2, 28, "[UNRESOLVED_COLUMN] column 'c.nme' is not a column of c"),
+        (4, 22, "[UNRESOLVED_COLUMN] column 'u.custid' is not a column of u"),
+    ]
+
+
+def test_delta_auto_merge_leaves_the_targets_unknown(project_factory: Callable[..., Path]) -> None:
+    upstream = (
+        "{{ config(stream='orders', target='silver.up', unique_key='order_id', "
+        "columns='order_id STRING') }}\n"
+        "INSERT INTO {{ this }} SELECT order_id FROM {{ batch }};\n"
+    )
+    reader = CONFIG + "SELECT u.added_by_evolution FROM {{ ref('up') }} u;\n"
+    root = project_factory({"up": upstream, "m": reader})
+    assert [line for line, _, _ in _findings(root)] == [2]
+    yml = root / "project.yml"
+    yml.write_text(
+        yml.read_text().replace(
+            "    spark_conf:\n",
+            "    spark_conf:\n      spark.databricks.delta.schema.autoMerge.enabled: 'true'\n",
+        )
+    )
+    assert _findings(root) == []

@@ -4,21 +4,26 @@ statement reads or writes, as Spark's analyzer would resolve it, without a JVM.
 What the linter knows of a relation's columns (``Relations``): the batch view (the stream's
 declared schema with what the runner adds: ``_rescued_data`` of file streams, the Change Data
 Feed's columns), each temporary view the model created before (its projection, so what a
-built-in macro returns too), and the model's own target (what its set-up creates it with). A
+built-in macro returns too), the model's own target (what its set-up creates it with), the
+other models' targets and the seeds' tables (``declared_tables``). A
 relation it knows nothing of (a table the project does not declare, a table function) makes it
 say nothing about the columns it could hold: no finding is better than a wrong one.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Mapping
 from difflib import get_close_matches
 
 from sqlglot import exp
 
+from runner.errors import RunnerError
 from runner.lint.base import ERROR, Rule, Violation
 from runner.lint.context import ModelContext, ParsedStatement
 from runner.lint.expressions import table_key
+from runner.project import Project
+from runner.specs.seeds import load_seeds
 
 Columns = tuple[str, ...] | None  # lower-cased names in order; None: not known
 Relations = dict[str, Columns]  # lower-cased relation name -> its columns
@@ -43,10 +48,12 @@ class UnknownColumn(Rule):
     into the model's target: `ON`, `WHEN` conditions, `UPDATE SET`, `INSERT (...) VALUES (...)`.
     The columns come from the batch view (the stream's declared schema, `_rescued_data` of file
     streams, `_change_type`, `_commit_version`, `_commit_timestamp` of a Change Data Feed), the
-    temporary views created earlier in the model (their projection, macros' included) and the
-    model's own target (its `columns=`, or what it is created with). A relation whose columns
-    are not known statically (another table, a stream without a schema, a model with
-    `schema_drift` or `MERGE WITH SCHEMA EVOLUTION`) is never second-guessed.
+    temporary views created earlier in the model (their projection, macros' included), the
+    model's own target (what its set-up creates it with), the other models' targets (read with
+    `ref()`: their `columns=`, or their stream's) and the seeds' tables. A relation whose
+    columns are not known statically (a table the project does not declare, a stream without a
+    schema, a target that gains columns at run time through `schema_drift`,
+    `MERGE WITH SCHEMA EVOLUTION`, `ALTER TABLE` or Delta's autoMerge) is never second-guessed.
     """
 
     code = "DL023"
@@ -56,13 +63,14 @@ class UnknownColumn(Rule):
         model = context.model
         if model is None or model.config.schema_drift is not None:
             return []  # with schema drift, batch and target gain columns at run time
-        known: Relations = {}
-        stream_columns = context.project.stream_column_names(model.config.stream)
+        project = context.project
+        known: Relations = dict(declared_tables(project))
+        stream_columns = project.stream_column_names(model.config.stream)
         if stream_columns is not None:
             known[model.batch_view.lower()] = _names(stream_columns)
         target = _created_columns(context.setup)
-        if target is not None and not _evolves_schema(context):
-            known[model.target_table.lower()] = target
+        evolves = _evolves_schema(context) or _auto_merge(project)
+        known[model.target_table.lower()] = None if evolves else target
         found: list[Violation] = []
         for statements in context.batches.values():
             relations = dict(known)
@@ -89,6 +97,52 @@ class UnknownColumn(Rule):
             )
             found.append(self.violation(context, context.locate_node(parsed, column), message))
         return found
+
+
+# one project's declared tables, computed once per lint run (and per process)
+_DECLARED: dict[int, tuple[Project, Relations]] = {}
+_EVOLVES = re.compile(r"\bSCHEMA\s+EVOLUTION\b|\bALTER\s+TABLE\b", re.IGNORECASE)
+
+
+def declared_tables(project: Project) -> Relations:
+    """The tables whose columns the project declares: every model's target (its `columns=`,
+    or its stream's columns, as the built-in `create_target` creates it) and every seed's
+    table. A target is unknown (None) when it may gain columns at run time (`schema_drift`,
+    `MERGE WITH SCHEMA EVOLUTION`, `ALTER TABLE`, Delta's autoMerge), when the project
+    overrides `create_target`, or when its writers disagree on its columns."""
+    cached = _DECLARED.get(id(project))
+    if cached is not None and cached[0] is project:
+        return cached[1]
+    tables: Relations = {}
+    create = project.templates.macro_names.get("create_target")
+    overridden = create is not None and create.resolve().is_relative_to(project.root)
+    for model in project.models.values():
+        columns: Columns = None
+        changing = model.config.schema_drift is not None or _EVOLVES.search(model.source)
+        if not (overridden or changing or _auto_merge(project)):
+            try:
+                columns = _names(project.target_column_names(model))
+            except RunnerError:
+                columns = None
+        table = model.target_table.lower()
+        tables[table] = columns if tables.get(table, columns) == columns else None
+    try:
+        seeds = load_seeds(project)
+    except RunnerError:  # a broken seeds/*.yml is `runner seed`'s to report
+        seeds = {}
+    for seed in seeds.values():
+        tables.setdefault(seed.table.lower(), tuple(c.name.lower() for c in seed.columns))
+    _DECLARED.clear()
+    _DECLARED[id(project)] = (project, tables)
+    return tables
+
+
+def _auto_merge(project: Project) -> bool:
+    """Delta's automatic schema evolution, on for the session: MERGE and INSERT add columns."""
+    return any(
+        "automerge" in key.lower() and str(value).strip().lower() == "true"
+        for key, value in project.target.spark_conf.items()
+    )
 
 
 def _names(columns: list[str]) -> tuple[str, ...]:
