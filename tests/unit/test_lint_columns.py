@@ -182,3 +182,19 @@ def test_delta_auto_merge_leaves_the_targets_unknown(project_factory: Callable[.
         )
     )
     assert _findings(root) == []
+
+
+def test_update_and_delete_of_a_known_table(project_factory: Callable[..., Path]) -> None:
+    sql = (
+        "{{ config(stream='orders', target='silver.m', unique_key='order_id', "
+        "columns='order_id STRING, n BIGINT, info STRUCT<a: INT>') }}\n"
+        "UPDATE {{ this }} SET n = 0\n"
+        "WHERE order_id IN (SELECT order_id FROM {{ batch }} b WHERE b.amount > n)\n"
+        "  AND info.a > 1;\n"
+        "DELETE FROM {{ this }} t\n"
+        "WHERE EXISTS (SELECT 1 FROM {{ batch }} b WHERE b.order_id = t.order_id AND n > 0);\n"
+        "UPDATE {{ this }} SET nn = 0 WHERE ordr_id = 'x';\n"
+        "DELETE FROM {{ this }} WHERE stat = 'x';\n"
+    )
+    found = [(line, col) for line, col, _ in _findings(project_factory({"m": sql}))]
+    assert found == [(7, 23), (7, 36), (8, 30)]

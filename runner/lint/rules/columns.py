@@ -30,7 +30,7 @@ Relations = dict[str, Columns]  # lower-cased relation name -> its columns
 # (column, the names it could have been, where they were looked for)
 Unresolved = Iterator[tuple[exp.Column, list[str], str]]
 # Where a column's scope ends, going up the tree
-_SCOPE_KINDS = (exp.Select, exp.Merge, exp.SetOperation, exp.Lambda)
+_SCOPE_KINDS = (exp.Select, exp.Merge, exp.Update, exp.Delete, exp.SetOperation, exp.Lambda)
 
 # Names Spark resolves without a relation (functions written without parentheses)
 _BARE_FUNCTIONS = frozenset(
@@ -45,7 +45,8 @@ class UnknownColumn(Rule):
     Spark's analyzer rejects it (`UNRESOLVED_COLUMN`) when the batch runs; lint finds it
     without a JVM, at its line and column, with the closest names ("did you mean"). Checked in
     `SELECT`, `WHERE`, `JOIN ... ON`, `GROUP BY`, `HAVING`, `ORDER BY`, `QUALIFY`, and in a MERGE
-    into the model's target: `ON`, `WHEN` conditions, `UPDATE SET`, `INSERT (...) VALUES (...)`.
+    into the model's target: `ON`, `WHEN` conditions, `UPDATE SET`, `INSERT (...) VALUES (...)`,
+    and in `UPDATE ... SET ... WHERE` and `DELETE ... WHERE` of a known table.
     The columns come from the batch view (the stream's declared schema, `_rescued_data` of file
     streams, `_change_type`, `_commit_version`, `_commit_timestamp` of a Change Data Feed), the
     temporary views created earlier in the model (their projection, macros' included), the
@@ -263,9 +264,35 @@ def _unresolved(parsed: ParsedStatement, relations: Relations) -> Unresolved:
     relations = _with_ctes(node, relations)
     if isinstance(node, exp.Merge):
         yield from _merge_unresolved(node, relations, scopes.get(id(node), []))
+    if isinstance(node, (exp.Update, exp.Delete)) and isinstance(node.this, exp.Table):
+        table = node.this
+        columns = relations.get(table_key(table))
+        if columns is not None:
+            sources = {table.alias_or_name.lower(): columns, table_key(table): columns}
+            for column in scopes.get(id(node), []):
+                if _unknown_in(column, sources, columns):
+                    yield column, sorted(columns), f"the table {table_key(table)}"
     for scope in parsed.nodes:
         if isinstance(scope, exp.Select) and id(scope) in scopes:
             yield from _select_unresolved(scope, relations, scopes[id(scope)])
+
+
+def _is_scope(node: exp.Expr) -> bool:
+    """Does a column's scope end at ``node``? Not at a MERGE's WHEN ... THEN UPDATE / DELETE,
+    whose columns are the MERGE's."""
+    if isinstance(node, (exp.Update, exp.Delete)) and isinstance(node.parent, exp.When):
+        return False
+    return isinstance(node, _SCOPE_KINDS)
+
+
+def _unknown_in(
+    column: exp.Column, sources: Mapping[str, Columns], columns: tuple[str, ...]
+) -> bool:
+    """Does ``column`` (of an UPDATE or DELETE of one table) name no column of it?"""
+    name, qualifier = column.name.lower(), column.table.lower()
+    if column.args.get("db") is not None or (qualifier and qualifier not in sources):
+        return False  # a struct field, or a name Spark reports itself
+    return name not in columns and name not in _BARE_FUNCTIONS
 
 
 def _columns_by_scope(nodes: tuple[exp.Expr, ...]) -> dict[int, list[exp.Column]]:
@@ -277,9 +304,9 @@ def _columns_by_scope(nodes: tuple[exp.Expr, ...]) -> dict[int, list[exp.Column]
         if not isinstance(node, exp.Column) or isinstance(node.this, exp.Star):
             continue
         scope = node.parent
-        while scope is not None and not isinstance(scope, _SCOPE_KINDS):
+        while scope is not None and not _is_scope(scope):
             scope = scope.parent
-        if isinstance(scope, (exp.Select, exp.Merge)):
+        if isinstance(scope, (exp.Select, exp.Merge, exp.Update, exp.Delete)):
             scopes.setdefault(id(scope), []).append(node)
     return scopes
 
@@ -374,12 +401,16 @@ def _ancestors(node: exp.Expr) -> list[exp.Expr]:
 def _correlated(select: exp.Select) -> bool:
     """Is ``select`` nested in an expression of another query (where that query's columns are
     visible), rather than in a FROM, JOIN or WITH of its own?"""
-    node = select.parent
+    node: exp.Expr | None = select.parent
+    child: exp.Expr = select
     while node is not None:
         if isinstance(node, (exp.From, exp.Join, exp.CTE, exp.With)):
             return False
-        if isinstance(node, exp.Select):
+        if isinstance(node, (exp.Select, exp.Update, exp.Delete)):
             return True
+        if isinstance(node, exp.Merge):  # its source is not correlated; its clauses may be
+            return child is not node.args.get("using")
+        child = node
         node = node.parent
     return False
 
