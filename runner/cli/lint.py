@@ -23,7 +23,8 @@ def lint(
         typer.Option(
             "--format",
             "-f",
-            help=f"Output format: {', '.join(FORMATS)} (github = workflow annotations). "
+            help=f"Output format: {', '.join(FORMATS)} (github = workflow "
+            "annotations, sarif = GitHub code scanning). "
             "Example: --format github",
         ),
     ] = "text",

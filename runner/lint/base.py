@@ -37,6 +37,10 @@ class RuleInfo:
 
     code: ClassVar[str] = ""
     severity: ClassVar[str] = ERROR
+    # Codes whose findings on the line of one of this rule's findings are its consequences:
+    # one cause, one finding (the engine drops them; see engine.without_consequences). The
+    # more precise rule names the cause, e.g. DL007's unknown ref is why DL010's render fails.
+    explains: ClassVar[frozenset[str]] = frozenset()
 
     @classmethod
     def name(cls) -> str:

@@ -169,7 +169,18 @@ def _check_context(
         if not _is_suppressed(violation, suppressed):
             severity = project.lint.severity.get(violation.code, violation.severity)
             found.append(replace(violation, severity=severity))
-    return found
+    return without_consequences(found, {rule.code: rule.explains for rule, _ in rules})
+
+
+def without_consequences(
+    found: list[Violation], explains: Mapping[str, frozenset[str]]
+) -> list[Violation]:
+    """``found`` without the findings that another finding on the same line explains
+    (``Rule.explains``): a stream name typo is DL007's finding, and the render failure it
+    causes (DL010) is not reported again. Applied after ``disable`` and ``-- noqa``, so a
+    suppressed or disabled cause never hides its consequence (a model that does not render)."""
+    causes = {(v.path, v.line, code) for v in found for code in explains.get(v.code, ())}
+    return [v for v in found if (v.path, v.line, v.code) not in causes]
 
 
 def active_rules(settings: LintSettings) -> list[tuple[Rule, str]]:

@@ -4,5 +4,5 @@ from __future__ import annotations
 
 from typing import Literal, get_args
 
-OutputFormat = Literal["text", "json", "github"]
+OutputFormat = Literal["text", "json", "github", "sarif"]
 FORMATS: tuple[OutputFormat, ...] = get_args(OutputFormat)

@@ -1,4 +1,4 @@
-"""Lint findings as text (people), JSON (machines) or GitHub workflow annotations (CI)."""
+"""Lint findings as text (people), JSON (machines), GitHub workflow annotations or SARIF (CI)."""
 
 from __future__ import annotations
 
@@ -29,6 +29,10 @@ def format_result(result: LintResult, fmt: OutputFormat, cwd: Path | None = None
         return format_json(result, cwd)
     if fmt == "github":
         return format_github(result, cwd)
+    if fmt == "sarif":  # paths relative to the project root, as code scanning resolves them
+        from runner.lint.sarif import format_sarif
+
+        return format_sarif(result)
     return format_text(result, cwd)
 
 

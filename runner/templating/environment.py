@@ -112,6 +112,12 @@ class TemplateEnvironment:
 
     def _located_error(self, exc: Exception, file: Path) -> TemplateError:
         if isinstance(exc, TemplateError):
+            # raised by a context function (ref(), config()) with no line: the model's line
+            # that called it, so `compile` and `lint` point at the call
+            if exc.line is None and exc.file in (None, file):
+                model_lines = [line for where, line in self._template_frames(exc) if where == file]
+                if model_lines:
+                    exc.file, exc.line = file, model_lines[-1]
             return exc
         if isinstance(exc, jinja2.TemplateSyntaxError):
             where = Path(exc.filename) if exc.filename else file

@@ -138,7 +138,7 @@ def test_a_failing_statement_prints_intact_through_the_cli(project_factory, monk
 
 @pytest.mark.parametrize(
     ("command", "choices"),
-    [(["lint"], "text, json, github"), (["history", "--model", "m"], "table, json")],
+    [(["lint"], "text, json, github, sarif"), (["history", "--model", "m"], "table, json")],
 )
 def test_an_unknown_format_is_a_usage_error(command: list[str], choices: str) -> None:
     result = runner.invoke(app, [*command, "--format", "jsno"])

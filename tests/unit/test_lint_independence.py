@@ -43,7 +43,33 @@ def test_disabling_a_rule_removes_only_its_own_findings(tmp_path: Path) -> None:
     for rule in all_rules():
         project_yml.write_text(f"{base_yml.rstrip()}\nlint:\n  disable: [{rule.code}]\n")
         without = set(lint_project(root).violations)
-        assert without == {v for v in everything if v.code != rule.code}, rule.code
+        assert everything - without == {v for v in everything if v.code == rule.code}, rule.code
+        # what it may bring back: the consequences it explained, on the lines of its findings
+        lines = {(v.path, v.line) for v in everything if v.code == rule.code}
+        for back in without - everything:
+            assert back.code in rule.explains and (back.path, back.line) in lines, back
+
+
+def test_one_cause_gives_one_finding(tmp_path: Path) -> None:
+    """No line has two findings where one is the other's consequence: a stream or ref typo,
+    a CDC column the stream lacks (the macro then fails to render) is reported once, by the
+    rule that names the cause, and the render failure (DL010) only where nothing explains it."""
+    root = _all_fixture_models(tmp_path / "all")
+    found = lint_project(root).violations
+    by_line: dict[tuple[str, int], set[str]] = {}
+    for v in found:
+        by_line.setdefault((v.path, v.line), set()).add(v.code)
+    explains = {rule.code: rule.explains for rule in all_rules()}
+    twice = {
+        where: codes
+        for where, codes in by_line.items()
+        if any(explains[code] & codes for code in codes)
+    }
+    assert twice == {}
+    # the causes are reported, and a render failure nothing explains still is
+    assert {"DL007", "DL020", "DL021", "DL010"} <= {v.code for v in found}
+    stream_typo = [v for v in found if v.path.endswith("DL007_bad_stream.sql")]
+    assert [v.code for v in stream_typo] == ["DL007"]
 
 
 def test_a_ghost_ref_fails_lint_with_the_unknown_reference_rule_disabled(tmp_path: Path) -> None:
@@ -52,6 +78,7 @@ def test_a_ghost_ref_fails_lint_with_the_unknown_reference_rule_disabled(tmp_pat
     project_yml.write_text(f"{project_yml.read_text().rstrip()}\nlint:\n  disable: [DL007]\n")
     found = [v for v in lint_project(root).violations if v.path.endswith("DL007_bad_ref.sql")]
     assert [v.code for v in found] == ["DL010"] and "no_such_model" in found[0].message
+    assert found[0].line == 4  # the line that calls ref(), not the top of the file
 
 
 def test_rule_families_are_independent_and_listed_only_in_the_registry() -> None:
@@ -81,3 +108,13 @@ def test_the_registry_lists_every_rule_class_once() -> None:
         }
     listed = [*RULES, *ANALYSIS_RULES]
     assert len(listed) == len(set(listed)) and set(listed) == defined
+
+
+def test_a_suppressed_cause_does_not_hide_the_render_failure_it_explained(
+    tmp_path: Path,
+) -> None:
+    root = _all_fixture_models(tmp_path / "all")
+    model = root / "models" / "DL007_bad_ref.sql"
+    model.write_text(model.read_text().replace("(customer_id);", "(customer_id);  -- noqa: DL007"))
+    found = [v for v in lint_project(root).violations if v.path.endswith("DL007_bad_ref.sql")]
+    assert [(v.code, v.line) for v in found] == [("DL010", 4)]

@@ -8,6 +8,7 @@ One module per family, one class per rule (the class name is the rule's name, ``
   the sequence guard, clauses that reach past the batch)
 * ``tables``: the Delta tables written and read (ZORDER BY, VACUUM retention, Change Data Feed)
 * ``templates``: unknown refs, streams and macros; models that do not render
+* ``columns``: every column a statement names resolves in the relations it reads or writes
 * ``cdc``: the column arguments of the CDC macros (``merge()``, ``scd2()``)
 * ``analysis``: what ``runner lint --analyze`` asks Spark's analyzer
 
@@ -24,6 +25,7 @@ from runner.lint.rules.cdc import (
     SequenceColumnNotInStream,
     TrackHistoryColumnNotInTarget,
 )
+from runner.lint.rules.columns import UnknownColumn
 from runner.lint.rules.merge import (
     MergeOnMissesUniqueKey,
     MergeSourceNotDeduplicated,
@@ -67,6 +69,7 @@ RULES: tuple[type[Rule], ...] = (
     SequenceColumnNotInStream,  # DL020
     TrackHistoryColumnNotInTarget,  # DL021
     MergeDependsOnBatching,  # DL022
+    UnknownColumn,  # DL023
 )
 
 # The rules of `runner lint --analyze`, found by Spark (runner.lint.analyze), documented last.

@@ -57,6 +57,7 @@ class SequenceColumnNotInStream(Rule):
 
     code = "DL020"
     severity = ERROR
+    explains = frozenset({"DL010"})  # the render / parse failure it causes
 
     def check(self, context: ModelContext) -> list[Violation]:
         stream = _stream(context)
@@ -92,6 +93,7 @@ class TrackHistoryColumnNotInTarget(Rule):
 
     code = "DL021"
     severity = ERROR
+    explains = frozenset({"DL010"})  # the render / parse failure it causes
 
     def check(self, context: ModelContext) -> list[Violation]:
         columns = _target_columns(context)

@@ -144,6 +144,7 @@ class MissingSemicolon(Rule):
 
     code = "DL015"
     severity = ERROR
+    explains = frozenset({"DL001"})  # the render / parse failure it causes
 
     def check(self, context: ModelContext) -> list[Violation]:
         found = []

@@ -22,6 +22,7 @@ class UnknownReference(Rule):
 
     code = "DL007"
     severity = ERROR
+    explains = frozenset({"DL010"})  # the render / parse failure it causes
 
     def check(self, context: ModelContext) -> list[Violation]:
         project = context.project
@@ -80,9 +81,10 @@ class UnknownReference(Rule):
 class ModelDoesNotRender(Rule):
     """The model fails to load or render: Jinja syntax, `config()`, a missing var, a macro error.
 
-    Reported at the model line the template error names. An unknown ref, stream or macro is
-    also reported by DL007, at every place it is used; the two rules are independent, so
-    disabling DL007 never hides a model that does not render.
+    Reported at the model line the template error names. A failure another rule explains on
+    that line (an unknown ref, stream or macro: DL007; a CDC column that is not there: DL020,
+    DL021) is reported once, by that rule. Disabling or suppressing it (`-- noqa: DL007`)
+    brings this finding back: a model that does not render is never hidden.
     """
 
     code = "DL010"
