@@ -256,7 +256,11 @@ def run_models(
     from runner.cli.live import LiveBoard, live_view
     from runner.cli.progress import console, print_batch, print_statement
     from runner.errors import RunnerError
-    from runner.spark.streaming.pipeline import session_for, stream_models  # starts no JVM yet
+    from runner.spark.streaming.pipeline import (  # starts no JVM yet
+        session_for,
+        stream_models,
+        streams_unsupported_over_connect,
+    )
     from runner.spark.streaming.query import Callbacks, RunningModel
     from runner.spark.streaming.state_guard import guard_models
 
@@ -268,7 +272,12 @@ def run_models(
                 f"(target {project.target.name}, {project.target.shown})",
             )
         )
-    spark = session_for(project, models, no_server=choices.no_server)
+    spark = session_for(
+        project,
+        models,
+        no_server=choices.no_server,
+        unsupported_over_connect=streams_unsupported_over_connect(project, models),
+    )
     if choices.full_refresh:
         from runner.spark.delta.targets import reset_model
 
