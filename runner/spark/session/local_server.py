@@ -147,7 +147,9 @@ class LocalServer:
     def running_pid(self) -> int | None:
         return read_pid(self.pid_file)
 
-    def start(self, target: TargetSpec, conf: dict[str, str], jars: list[str], port: int = 0):
+    def start(
+        self, target: TargetSpec, conf: dict[str, str], jars: list[str], port: int = 0
+    ) -> ServerState:
         """Start the server for ``target`` with ``conf`` (every Spark setting of an in-process
         session of it: ``session_conf``) and wait until it answers. Returns its state."""
         if target.kind != "local":
