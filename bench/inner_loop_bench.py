@@ -145,10 +145,13 @@ def main() -> None:
         started = time.monotonic()
         subprocess.run([str(RUNNER), "server", "start", "-p", str(project)], check=True)
         results.start_seconds = time.monotonic() - started
-        try:  # the in-process runs too while the server idles: the same memory taken
-            for command, args in COMMANDS.items():
-                results.first[command] = runner(project, args, server=True)
-                for server in (True, False)[: 1 if options.no_in_process else 2]:
+        # every command through the server first, then in-process (while the server idles:
+        # the same memory taken), so that a bench stopped early has the server's numbers
+        try:
+            for server in (True, False)[: 1 if options.no_in_process else 2]:
+                for command, args in COMMANDS.items():
+                    if server:
+                        results.first[command] = runner(project, args, server=True)
                     for _ in range(options.runs):
                         results.add(command, server, runner(project, args, server=server))
                         where = "server" if server else "in-process"
