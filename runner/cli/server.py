@@ -41,9 +41,11 @@ def start(
     from runner.project import load
 
     with reported_errors(debug):
+        from runner.spark.session.local_server import LocalServer, check_serves
+
         project = load(project_dir, target)
+        check_serves(project.target)  # before pyspark is imported and jars are resolved
         from runner.spark.session.builder import session_conf
-        from runner.spark.session.local_server import LocalServer
         from runner.spark.streaming.pipeline import extra_jars_for
 
         jars = extra_jars_for(project)

@@ -126,3 +126,23 @@ def test_a_cluster_target_never_looks_for_a_server(tmp_path: Path, listening: in
     record(tmp_path, target, listening, os.getpid(), jars=[])
     cluster = dataclasses.replace(target, master="spark://127.0.0.1:7077")
     assert server_choice(cluster, tmp_path, []) == IN_PROCESS
+
+
+def test_the_server_commands_without_a_server(example_project: Path) -> None:
+    from typer.testing import CliRunner
+
+    from runner.cli.app import app
+
+    cli = CliRunner()
+    status = cli.invoke(app, ["server", "status", "-p", str(example_project)])
+    assert status.exit_code == 1
+    assert "no local server for this project" in status.output
+    stop = cli.invoke(app, ["server", "stop", "-p", str(example_project)])
+    assert stop.exit_code == 0 and "no local server ran" in stop.output
+    # the example's `connect` target has a server of its own: refused before Spark is loaded
+    start = cli.invoke(app, ["server", "start", "-p", str(example_project), "-t", "connect"])
+    assert start.exit_code == 2
+    assert (
+        "target 'connect' runs on sc://127.0.0.1:15002: the local server is for targets with "
+        in (start.output)
+    )

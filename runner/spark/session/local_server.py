@@ -119,6 +119,16 @@ def settings_digest(target: TargetSpec) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
+def check_serves(target: TargetSpec) -> None:
+    """The local server runs a ``local[...]`` target's Spark; other targets have their own."""
+    if target.kind != "local":
+        raise ConfigError(
+            f"target '{target.name}' runs on {target.shown}: the local server is for targets "
+            "with master local[...]",
+            hint="choose a local target with --target (its commands then use the server)",
+        )
+
+
 class LocalServer:
     """The local server of the project in ``root``."""
 
@@ -152,12 +162,7 @@ class LocalServer:
     ) -> ServerState:
         """Start the server for ``target`` with ``conf`` (every Spark setting of an in-process
         session of it: ``session_conf``) and wait until it answers. Returns its state."""
-        if target.kind != "local":
-            raise ConfigError(
-                f"target '{target.name}' runs on {target.shown}: the local server is for "
-                "targets with master local[...]",
-                hint="choose a local target with --target (its commands then use the server)",
-            )
+        check_serves(target)
         pid = self.running_pid()
         if pid is not None:
             state = self.state()
