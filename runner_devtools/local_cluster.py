@@ -155,7 +155,7 @@ class LocalCluster:
         conf["spark.driver.memory"] = "1g"
         conf["spark.jars"] = jars
         conf["spark.sql.shuffle.partitions"] = "4"
-        command = connect_server_command(master, port, conf)
+        command = connect_server_command(master, port, conf, self.directory / "connect.properties")
         self._launch(
             "connect", "connect", command, ready=lambda: accepts_connections(port), port=port
         )

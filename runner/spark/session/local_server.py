@@ -10,6 +10,7 @@ command through the server reads and writes the same tables and checkpoints as i
 ``target/server`` in the project (git-ignored with ``target/``) holds::
 
     server.json    address, PID, the target it serves and a digest of its settings
+    spark.conf     its Spark settings (owner-only: env_var() values are in it)
     connect.pid    the server's PID (a JVM, in a session of its own)
     connect.log    its log
 
@@ -58,8 +59,12 @@ def spark_home() -> Path:
     return Path(spec.origin).parent
 
 
-def connect_server_command(master: str, port: int, conf: dict[str, str]) -> list[str]:
-    """``spark-submit`` of a Spark Connect server on 127.0.0.1:``port`` with ``conf``."""
+def connect_server_command(
+    master: str, port: int, conf: dict[str, str], properties: Path
+) -> list[str]:
+    """``spark-submit`` of a Spark Connect server on 127.0.0.1:``port`` with ``conf``, written
+    to the file ``properties`` (readable by its owner only) rather than onto the command line,
+    where every user of the machine could read the values of env_var() settings."""
     conf = {
         **conf,
         "spark.connect.grpc.binding.address": "127.0.0.1",
@@ -68,13 +73,19 @@ def connect_server_command(master: str, port: int, conf: dict[str, str]) -> list
         # loaded machine its start can exceed the default 15 s, and the query never starts.
         "spark.python.authenticate.socketTimeout": "180s",
     }
-    command = [
+    properties.touch(mode=0o600)
+    properties.chmod(0o600)
+    properties.write_text("".join(f"{key}={_escaped(value)}\n" for key, value in conf.items()))
+    return [
         str(spark_home() / "bin" / "spark-submit"),
         "--class", CONNECT_SERVER_CLASS, "--master", master, "--name", "runner-connect",
+        "--properties-file", str(properties),
     ]  # fmt: skip
-    for key, value in conf.items():
-        command += ["--conf", f"{key}={value}"]
-    return command
+
+
+def _escaped(value: str) -> str:
+    """A value as a Java properties file reads it back."""
+    return value.replace("\\", "\\\\").replace("\n", "\\n").replace("\r", "\\r")
 
 
 def spark_env(log_dir: Path) -> dict[str, str]:
@@ -174,7 +185,7 @@ class LocalServer:
         self.directory.mkdir(parents=True, exist_ok=True)
         port = port or free_port()
         pid = launch(
-            connect_server_command(target.master, port, conf),
+            connect_server_command(target.master, port, conf, self.directory / "spark.conf"),
             what="local Spark Connect server",
             log=self.log_file,
             pid_file=self.pid_file,
