@@ -7,13 +7,19 @@ import contextlib
 import os
 import signal
 import socket
+import subprocess
 import time
+from collections.abc import Callable
 from pathlib import Path
+
+from runner.errors import RunnerError
 
 # Extra flags for every Spark JVM the runner starts (drivers, executors, cluster daemons, the
 # Connect server), e.g. "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC": short-lived JVMs on
 # small data spend most of their CPU compiling and collecting. The test suite sets it.
 JVM_OPTIONS_ENV = "RUNNER_JVM_OPTIONS"
+START_TIMEOUT_SECONDS = 120.0
+PORT_FREE_TIMEOUT_SECONDS = 15.0
 
 
 def extra_jvm_options() -> str:
@@ -101,3 +107,76 @@ def die_with_parent() -> None:
 
         pr_set_pdeathsig = 1
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(pr_set_pdeathsig, signal.SIGTERM)
+
+
+class ProcessStartError(RunnerError):
+    """A helper process (a Spark daemon, a Connect server) did not start."""
+
+
+def launch(
+    command: list[str],
+    *,
+    what: str,
+    log: Path,
+    pid_file: Path,
+    env: dict[str, str],
+    ready: Callable[[], bool],
+    port: int | None = None,
+    timeout: float = START_TIMEOUT_SECONDS,
+    tied: bool = False,
+) -> int:
+    """Start ``command`` in its own session (Ctrl-C in the terminal does not reach it), its
+    output appended to ``log`` and its PID written to ``pid_file``, and wait until ``ready()``.
+    Returns the PID. With ``port``, the port must be free first: a server killed a moment ago
+    can still accept on it while it exits, and this one would seem ready before it listens.
+    ``tied``: it gets SIGTERM when this process dies (tests)."""
+    if port is not None and not wait_port_free(port, PORT_FREE_TIMEOUT_SECONDS):
+        raise ProcessStartError(
+            f"cannot start the {what}: port {port} on 127.0.0.1 is in use",
+            hint="stop what listens there, or pick another port (0 picks a free one)",
+        )
+    with log.open("ab") as out:
+        process = subprocess.Popen(
+            command,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            cwd=log.parent,
+            env=env,
+            start_new_session=True,
+            preexec_fn=die_with_parent if tied else None,
+        )
+    # spark-class and spark-submit end in `exec java ...`: this pid is the JVM's.
+    pid_file.write_text(f"{process.pid}\n")
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            pid_file.unlink(missing_ok=True)
+            raise ProcessStartError(
+                f"the {what} exited with code {process.returncode} while starting (log: {log})",
+                detail=log_tail(log),
+            )
+        if ready():
+            return process.pid
+        time.sleep(0.25)
+    raise ProcessStartError(
+        f"the {what} did not become ready within {timeout:.0f} s (log: {log})",
+        detail=log_tail(log),
+        hint=f"it is still starting or stuck: look at the log, then stop it (pid {process.pid})",
+    )
+
+
+def log_tail(log: Path, lines: int = 15) -> str:
+    """A log's errors and last lines, for an error message."""
+    text = log.read_text(errors="replace").splitlines() if log.exists() else []
+    errors = [line for line in text if " ERROR " in line or "Exception" in line][:8]
+    return "\n".join([*errors, "last lines of the log:", *text[-lines:]])
+
+
+def read_pid(pid_file: Path) -> int | None:
+    """The PID in ``pid_file`` when that process is alive; None otherwise."""
+    try:
+        pid = int(pid_file.read_text().strip())
+    except (FileNotFoundError, ValueError):
+        return None
+    return pid if alive(pid) else None

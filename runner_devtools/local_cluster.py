@@ -16,49 +16,35 @@ import pyspark.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
-import subprocess
-import sys
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 from typing import Literal
 
-from runner.errors import RunnerError
 from runner.processes import (
+    ProcessStartError,
     accepts_connections,
-    alive,
-    die_with_parent,
     free_port,
+    launch,
+    log_tail,
+    read_pid,
     terminate,
-    wait_port_free,
     with_extra_jvm_options,
 )
+from runner.spark.session.local_server import connect_server_command, spark_env, spark_home
 
 Role = Literal["master", "worker", "connect"]
-START_TIMEOUT_SECONDS = 120.0
 STOP_TIMEOUT_SECONDS = 20.0
-PORT_FREE_TIMEOUT_SECONDS = 15.0
 WORKER_READY = "Successfully registered with master"
-CONNECT_SERVER_CLASS = "org.apache.spark.sql.connect.service.SparkConnectServer"
 # Daemons on a shared small machine: small heaps.
 DAEMON_MEMORY = "512m"
 
 
-class ClusterError(RunnerError):
-    """A cluster process did not start, or the cluster is in a state the command cannot use."""
-
-
-def spark_home() -> Path:
-    """The installed pyspark package: it is a complete Spark distribution (bin/, jars/)."""
-    spec = importlib.util.find_spec("pyspark")
-    if spec is None or spec.origin is None:
-        raise ClusterError("pyspark is not installed", hint="run the README's set-up command")
-    return Path(spec.origin).parent
+# The product's error for a process that does not start (runner/processes.py), by this name here.
+ClusterError = ProcessStartError
 
 
 @dataclass
@@ -166,19 +152,10 @@ class LocalCluster:
         conf["spark.driver.extraJavaOptions"] = with_extra_jvm_options(
             conf["spark.driver.extraJavaOptions"]
         )
-        conf["spark.connect.grpc.binding.address"] = "127.0.0.1"
-        conf["spark.connect.grpc.binding.port"] = str(port)
+        conf["spark.driver.memory"] = "1g"
+        conf["spark.jars"] = jars
         conf["spark.sql.shuffle.partitions"] = "4"
-        # A foreachBatch worker is a Python process that connects back to the server: on a
-        # loaded machine its start can exceed the default 15 s, and the query never starts.
-        conf["spark.python.authenticate.socketTimeout"] = "180s"
-        command = [
-            str(spark_home() / "bin" / "spark-submit"),
-            "--class", CONNECT_SERVER_CLASS, "--master", master, "--name", "runner-connect",
-            "--driver-memory", "1g", "--jars", jars,
-        ]  # fmt: skip
-        for key, value in conf.items():
-            command += ["--conf", f"{key}={value}"]
+        command = connect_server_command(master, port, conf, self.directory / "connect.properties")
         self._launch(
             "connect", "connect", command, ready=lambda: accepts_connections(port), port=port
         )
@@ -194,54 +171,17 @@ class LocalCluster:
         ready: Callable[[], bool],
         port: int | None = None,
     ) -> None:
-        """Start ``command`` and wait until ``ready()``. With ``port``, the port must be free
-        first: a server killed a moment ago can still accept on it while it exits, and this
-        one would seem ready before it listens."""
-        if port is not None and not wait_port_free(port, PORT_FREE_TIMEOUT_SECONDS):
-            raise ClusterError(
-                f"cannot start the Spark {role}: port {port} on 127.0.0.1 is in use",
-                hint="stop what listens there, or pick another port (0 picks a free one)",
-            )
-        env = {
-            **os.environ,
-            "SPARK_HOME": str(spark_home()),
-            "SPARK_LOCAL_IP": "127.0.0.1",
-            "SPARK_DAEMON_MEMORY": DAEMON_MEMORY,
-            "SPARK_DAEMON_JAVA_OPTS": with_extra_jvm_options(
-                os.environ.get("SPARK_DAEMON_JAVA_OPTS", "")
-            ),
-            "PYSPARK_PYTHON": os.environ.get("PYSPARK_PYTHON", sys.executable),
-            "SPARK_LOG_DIR": str(self.directory),
-        }
-        with self.log_file(name).open("ab") as log:
-            process = subprocess.Popen(
-                command,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                stdin=subprocess.DEVNULL,
-                cwd=self.directory,
-                env=env,
-                start_new_session=True,  # Ctrl-C in the terminal does not reach it
-                preexec_fn=die_with_parent if os.environ.get("RUNNER_CLUSTER_TIED") else None,
-            )
-        # spark-class ends in `exec java ...`: this pid is the JVM's.
-        self.pid_file(name).write_text(f"{process.pid}\n")
-        deadline = time.monotonic() + START_TIMEOUT_SECONDS
-        while time.monotonic() < deadline:
-            if process.poll() is not None:
-                self.pid_file(name).unlink(missing_ok=True)
-                raise ClusterError(
-                    f"the Spark {role} exited with code {process.returncode} while starting "
-                    f"(log: {self.log_file(name)})",
-                    detail=self.log_tail(name),
-                )
-            if ready():
-                return
-            time.sleep(0.25)
-        raise ClusterError(
-            f"the Spark {role} did not become ready within {START_TIMEOUT_SECONDS:.0f} s "
-            f"(log: {self.log_file(name)})",
-            detail=self.log_tail(name),
+        """Start ``command`` and wait until ``ready()`` (``runner.processes.launch``)."""
+        env = {**spark_env(self.directory), "SPARK_DAEMON_MEMORY": DAEMON_MEMORY}
+        launch(
+            command,
+            what=f"Spark {role}",
+            log=self.log_file(name),
+            pid_file=self.pid_file(name),
+            env=env,
+            ready=ready,
+            port=port,
+            tied=bool(os.environ.get("RUNNER_CLUSTER_TIED")),
         )
 
     def _save(self) -> None:
@@ -261,11 +201,7 @@ class LocalCluster:
         """Each process's PID, or None when its PID file names a process that is gone."""
         result: dict[str, int | None] = {}
         for name in self.names():
-            try:
-                pid = int(self.pid_file(name).read_text().strip())
-            except (FileNotFoundError, ValueError):
-                pid = None
-            result[name] = pid if pid is not None and alive(pid) else None
+            result[name] = read_pid(self.pid_file(name))
         return result
 
     def stop(self, only: str | None = None) -> list[str]:
@@ -311,6 +247,4 @@ class LocalCluster:
         return path.read_text(errors="replace") if path.exists() else ""
 
     def log_tail(self, name: str, lines: int = 15) -> str:
-        text = self._log_text(name).splitlines()
-        errors = [line for line in text if " ERROR " in line or "Exception" in line][:8]
-        return "\n".join([*errors, "last lines of the log:", *text[-lines:]])
+        return log_tail(self.log_file(name), lines)

@@ -22,6 +22,7 @@ from runner.cli.lint import lint
 from runner.cli.ls import ls
 from runner.cli.plan import plan
 from runner.cli.seed import seed
+from runner.cli.server import server_app
 from runner.cli.show import show
 from runner.cli.stream import run, stream
 from runner.cli.test import run_tests
@@ -93,6 +94,7 @@ app.command()(ls)
 app.command()(clean)
 app.command()(init)
 app.add_typer(docs_app, name="docs")
+app.add_typer(server_app, name="server")
 
 
 def main() -> NoReturn:

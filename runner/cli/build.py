@@ -9,7 +9,7 @@ import typer
 
 from runner.cli.errors import EXIT_FAILURE, reported_errors
 from runner.cli.ls import LsSelect
-from runner.cli.options import Debug, Exclude, JunitXml, ProjectDir, State, Target, Vars
+from runner.cli.options import Debug, Exclude, JunitXml, NoServer, ProjectDir, State, Target, Vars
 from runner.cli.stream import AdoptState, FullRefresh, Verbose
 
 if TYPE_CHECKING:  # imported where used: `runner --help` loads only its own
@@ -36,6 +36,7 @@ def build(
     adopt_state: AdoptState = False,
     verbose: Verbose = False,
     junit_xml: JunitXml = None,
+    no_server: NoServer = False,
     debug: Debug = False,
 ) -> None:
     """Load the seeds, then run each model (as `runner run` does: what its source holds now)
@@ -60,7 +61,7 @@ def build(
     from runner.suite_selection import load_suite
 
     now = datetime.now(UTC).replace(tzinfo=None)  # the freshness tests' reference time
-    choices = RunChoices(full_refresh, adopt_state, verbose)
+    choices = RunChoices(full_refresh, adopt_state, verbose, no_server)
     with reported_errors(debug):
         project = load(project_dir, target, parse_vars(vars))
         chosen = list_resources(project, select, exclude=exclude, state=state)
@@ -84,9 +85,17 @@ def build(
         record = RunRecord(names["model"])
         with CheckpointLocks() as locks:
             check_before_spark(project, models, choices, locks, waits=False)
-            from runner.spark.streaming.pipeline import session_for
+            from runner.spark.streaming.pipeline import (
+                session_for,
+                streams_unsupported_over_connect,
+            )
 
-            spark = session_for(project, models)
+            spark = session_for(
+                project,
+                models,
+                no_server=choices.no_server,
+                unsupported_over_connect=streams_unsupported_over_connect(project, models),
+            )
             plan = BuildState(dependency_graph(project))
             results: list[NodeResult] = []
             try:

@@ -118,13 +118,28 @@ def target_check(project: Project) -> Check:
     target = project.target
     name = f"target {target.name}"
     if target.address is None:
-        return Check(name, True, f"{target.master}: Spark runs in this process")
+        return Check(name, True, f"{target.master}: {local_spark(project)}")
     try:
         check_reachable(target.name, target.address)
     except RunnerError as exc:
         return Check(name, False, f"{target.shown}: {exc.message}", "start it, or pick another "
                      "target with --target")  # fmt: skip
     return Check(name, True, f"{target.shown}: answers")
+
+
+def local_spark(project: Project) -> str:
+    """Where a command on the local target runs Spark: this process, or the local server."""
+    from runner.spark.session.local_server import server_choice
+
+    try:
+        choice = server_choice(project.target, project.root, [])
+    except RunnerError as exc:  # a setting from env_var() that is not set: the session says so
+        return f"Spark runs in this process ({exc.message})"
+    if choice.target is not None:
+        return f"commands use the local server {choice.target.remote} (runner server stop)"
+    if choice.note is not None:
+        return choice.note.removeprefix("not using the local server: ")
+    return "Spark runs in this process (runner server start: a server commands reuse)"
 
 
 def writable_check(what: str, path: Path) -> Check:

@@ -10,7 +10,7 @@ import typer
 
 from runner.choices import is_one_of
 from runner.cli.errors import EXIT_CONFIG, reported_errors
-from runner.cli.options import Debug, ProjectDir, Target
+from runner.cli.options import Debug, NoServer, ProjectDir, Target
 
 if TYPE_CHECKING:  # imported where used: `runner --help` and `runner lint` load only their own
     from runner.project import Project
@@ -45,6 +45,7 @@ def history(
             "Example: runner history -m orders_merge --timings -n 50",
         ),
     ] = False,
+    no_server: NoServer = False,
     debug: Debug = False,
 ) -> None:
     """Show a model's micro-batches from the event log: rows in, MERGE counts, durations;
@@ -67,7 +68,9 @@ def history(
         from runner.spark.batch.eventlog import read_history
         from runner.spark.streaming.pipeline import session_for
 
-        rows = read_history(session_for(project, []), project.target, spec.name, limit)
+        rows = read_history(
+            session_for(project, [], no_server=no_server), project.target, spec.name, limit
+        )
         if timings:
             _show_timings(project, spec, [r.asDict(recursive=True) for r in rows], output)
             return

@@ -42,6 +42,14 @@ ModelName = Annotated[
         help="Model to run: a file name in models/ without .sql. Example: --model orders_merge",
     ),
 ]
+NoServer = Annotated[
+    bool,
+    typer.Option(
+        "--no-server",
+        help="Start Spark in this process even when the local server runs (`runner server "
+        "start`); RUNNER_NO_SERVER=1 does the same. Example: --no-server",
+    ),
+]
 Debug = Annotated[
     bool,
     typer.Option("--debug", help="Show the full Python traceback when a command fails."),

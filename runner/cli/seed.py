@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from runner.cli.errors import reported_errors
-from runner.cli.options import Debug, Exclude, ProjectDir, Target, Vars
+from runner.cli.options import Debug, Exclude, NoServer, ProjectDir, Target, Vars
 
 SeedSelect = Annotated[
     list[str] | None,
@@ -28,6 +28,7 @@ def seed(
     project_dir: ProjectDir = Path("."),
     target: Target = None,
     vars: Vars = None,
+    no_server: NoServer = False,
     debug: Debug = False,
 ) -> None:
     """Load seeds/*.csv into Delta tables under the target's warehouse, with the column types
@@ -55,7 +56,7 @@ def seed(
         from runner.spark.streaming.pipeline import session_for
         from runner.spark.testing.seeds import load_seed
 
-        spark = session_for(project)
+        spark = session_for(project, no_server=no_server)
         for name, spec in seeds.items():
             report = load_seed(spark, project, spec, rows[name])
             state = "loaded" if report.written else "unchanged,"

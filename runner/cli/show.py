@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from runner.cli.errors import reported_errors
-from runner.cli.options import Debug, ModelName, ProjectDir, Target, Vars
+from runner.cli.options import Debug, ModelName, NoServer, ProjectDir, Target, Vars
 
 
 def show(
@@ -19,6 +19,7 @@ def show(
     limit: Annotated[
         int, typer.Option("--limit", "-n", help="Most rows to print. Example: -n 20")
     ] = 100,
+    no_server: NoServer = False,
     debug: Debug = False,
 ) -> None:
     """Print a model's target table, ordered by its unique key.
@@ -36,7 +37,7 @@ def show(
 
         project = load(project_dir, target, parse_vars(vars))
         spec = project.model(model)
-        spark = session_for(project, [])  # reads Delta only
+        spark = session_for(project, [], no_server=no_server)  # reads Delta only
         ensure_target(spark, project, spec)
         frame = spark.table(spec.target_table)
         keys = spec.config.unique_keys

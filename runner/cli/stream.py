@@ -13,7 +13,17 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from runner.cli.errors import reported_errors, while_running
-from runner.cli.options import Debug, Exclude, JunitXml, ProjectDir, Select, State, Target, Vars
+from runner.cli.options import (
+    Debug,
+    Exclude,
+    JunitXml,
+    NoServer,
+    ProjectDir,
+    Select,
+    State,
+    Target,
+    Vars,
+)
 
 if TYPE_CHECKING:  # imported where used: `runner --help` and `runner lint` load only their own
     from runner.checkpoint_lock import CheckpointLocks
@@ -65,6 +75,7 @@ class RunChoices:
     full_refresh: bool = False
     adopt_state: bool = False
     verbose: bool = False
+    no_server: bool = False  # in this process even when the local server runs
 
 
 def stream(
@@ -78,6 +89,7 @@ def stream(
     full_refresh: FullRefresh = False,
     adopt_state: AdoptState = False,
     verbose: Verbose = False,
+    no_server: NoServer = False,
     debug: Debug = False,
 ) -> None:
     """Stream models until stopped: Ctrl-C or SIGTERM stop them after the batch in flight.
@@ -93,7 +105,7 @@ def stream(
         project_dir,
         target,
         vars,
-        RunChoices(full_refresh, adopt_state, verbose),
+        RunChoices(full_refresh, adopt_state, verbose, no_server),
         debug,
         exclude=exclude,
         state=state,
@@ -112,6 +124,7 @@ def run(
     adopt_state: AdoptState = False,
     verbose: Verbose = False,
     junit_xml: JunitXml = None,
+    no_server: NoServer = False,
     debug: Debug = False,
 ) -> None:
     """Process what the models' sources hold now, then exit (trigger availableNow).
@@ -129,7 +142,7 @@ def run(
         project_dir,
         target,
         vars,
-        RunChoices(full_refresh, adopt_state, verbose),
+        RunChoices(full_refresh, adopt_state, verbose, no_server),
         debug,
         trigger=TriggerSpec(kind="available_now"),
         exclude=exclude,
@@ -243,7 +256,11 @@ def run_models(
     from runner.cli.live import LiveBoard, live_view
     from runner.cli.progress import console, print_batch, print_statement
     from runner.errors import RunnerError
-    from runner.spark.streaming.pipeline import session_for, stream_models  # starts no JVM yet
+    from runner.spark.streaming.pipeline import (  # starts no JVM yet
+        session_for,
+        stream_models,
+        streams_unsupported_over_connect,
+    )
     from runner.spark.streaming.query import Callbacks, RunningModel
     from runner.spark.streaming.state_guard import guard_models
 
@@ -255,7 +272,12 @@ def run_models(
                 f"(target {project.target.name}, {project.target.shown})",
             )
         )
-    spark = session_for(project, models)
+    spark = session_for(
+        project,
+        models,
+        no_server=choices.no_server,
+        unsupported_over_connect=streams_unsupported_over_connect(project, models),
+    )
     if choices.full_refresh:
         from runner.spark.delta.targets import reset_model
 

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from runner.cli.errors import EXIT_FAILURE, reported_errors
-from runner.cli.options import Debug, Exclude, JunitXml, ProjectDir, State, Target, Vars
+from runner.cli.options import Debug, Exclude, JunitXml, NoServer, ProjectDir, State, Target, Vars
 
 if TYPE_CHECKING:  # imported where used: `runner --help` and `runner lint` load only their own
     from runner.model_tests.results import TestResult
@@ -46,6 +46,7 @@ def run_tests(
     project_dir: ProjectDir = Path("."),
     target: Target = None,
     vars: Vars = None,
+    no_server: NoServer = False,
     debug: Debug = False,
 ) -> None:
     """Run the model unit tests (models/*.yml unit_tests:) on scratch tables, then the data
@@ -82,7 +83,9 @@ def run_tests(
             nodes.append(node_of_test(result, now_utc()))
             print_test_result(result)
 
-        results = run_suite(session_for(project), project, suite, now, on_result)
+        results = run_suite(
+            session_for(project, no_server=no_server), project, suite, now, on_result
+        )
         write_command_results(
             project.root,
             project.name,

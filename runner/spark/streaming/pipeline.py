@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import threading
 
 from pyspark.sql import SparkSession
@@ -9,6 +10,7 @@ from pyspark.sql import SparkSession
 from runner.project import Project
 from runner.spark.session.builder import build_session
 from runner.spark.session.jars import pyspark_version
+from runner.spark.session.local_server import server_choice
 from runner.spark.sources.kafka import connector_coordinates
 from runner.spark.streaming.query import (
     NO_CALLBACKS,
@@ -19,15 +21,56 @@ from runner.spark.streaming.query import (
 )
 from runner.specs.model import ModelSpec
 from runner.specs.stream import KAFKA_FORMAT, TriggerSpec
+from runner.target_address import TargetUnreachable
 
 
-def session_for(project: Project, models: list[ModelSpec] | None = None) -> SparkSession:
-    """The session for ``project``'s target, with the jars ``models`` (default: all) need."""
-    return build_session(
+def session_for(
+    project: Project,
+    models: list[ModelSpec] | None = None,
+    *,
+    no_server: bool = False,
+    unsupported_over_connect: str | None = None,
+) -> SparkSession:
+    """The session for ``project``'s target, with the jars ``models`` (default: all) need.
+
+    On a ``local[...]`` target whose local server is up (`runner server start`), a Spark
+    Connect session to it, and ``project.target`` becomes that server's Connect target (same
+    warehouse and checkpoints): what follows runs as on any Connect target. A line on stderr
+    says which, and why not when a server exists but cannot serve this command
+    (``unsupported_over_connect``, another target, changed settings). ``no_server``: in this
+    process whatever runs."""
+    jars = extra_jars_for(project, models)
+    choice = server_choice(
         project.target,
-        app_name=f"runner:{project.name}",
-        extra_jars=extra_jars_for(project, models),
+        project.root,
+        jars,
+        no_server=no_server,
+        unsupported=unsupported_over_connect,
     )
+    if choice.target is not None:
+        try:
+            spark = build_session(choice.target)
+        except TargetUnreachable as exc:
+            print(
+                f"not using the local server: {exc.message}; Spark starts in this process",
+                file=sys.stderr,
+            )
+        else:
+            print(choice.note, file=sys.stderr)
+            project.target = choice.target
+            return spark
+    elif choice.note is not None:
+        print(choice.note, file=sys.stderr)
+    return build_session(project.target, app_name=f"runner:{project.name}", extra_jars=jars)
+
+
+def streams_unsupported_over_connect(project: Project, models: list[ModelSpec]) -> str | None:
+    """Why streaming ``models`` cannot run over Spark Connect, or None: the Kafka source reads
+    ``sparkContext``, which a Connect client does not have (docs/deploy.md)."""
+    kafka = [m.name for m in models if project.stream_of(m).format == KAFKA_FORMAT]
+    if not kafka:
+        return None
+    return f"the Kafka source does not run over Spark Connect yet ({', '.join(kafka)})"
 
 
 def extra_jars_for(project: Project, models: list[ModelSpec] | None = None) -> list[str]:

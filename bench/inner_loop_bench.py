@@ -1,0 +1,165 @@
+"""Benchmark the inner loop: `runner show` and `runner test` on the example, each command a
+separate process as a user types it, through the local server (`runner server start`) and in
+a JVM of its own (RUNNER_NO_SERVER=1).
+
+    .venv/bin/python bench/inner_loop_bench.py [--project DIR] [--runs 5]
+
+``--project``: an example whose tables are built (after `bash scripts/example.sh`, the
+repository itself). Without it the bench copies the example to a temporary directory and builds
+its tables there first (`runner run --select orders_merge+`, `runner seed`, in-process).
+Writes bench/results/inner_loop.md after every measurement (a stopped bench keeps what it
+measured), and stops the server it started.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+RESULTS = REPO / "bench" / "results" / "inner_loop.md"
+RUNNER = Path(sys.executable).with_name("runner")
+# the quick ones first: a bench stopped early has them
+COMMANDS = {
+    "runner show --model orders_merge": ["show", "--model", "orders_merge"],
+    "runner test --select test_type:data": ["test", "--select", "test_type:data"],
+    "runner test": ["test"],
+}
+GOAL_SECONDS = 5.0
+
+
+def runner(project: Path, args: list[str], *, server: bool) -> float:
+    """Run `runner ARGS -p PROJECT`; its wall time in seconds. Fails on a non-zero exit, or
+    when it did not (or did) use the server."""
+    env = {**os.environ, "COLUMNS": "160"}
+    if not server:
+        env["RUNNER_NO_SERVER"] = "1"
+    started = time.monotonic()
+    result = subprocess.run(
+        [str(RUNNER), *args, "-p", str(project)], capture_output=True, text=True, env=env
+    )
+    seconds = time.monotonic() - started
+    if result.returncode != 0:
+        raise SystemExit(f"runner {' '.join(args)} failed:\n{result.stdout}{result.stderr}")
+    if ("using the local server" in result.stderr) != server:
+        raise SystemExit(f"runner {' '.join(args)}: server={server}, but:\n{result.stderr}")
+    return seconds
+
+
+def example_copy(root: Path) -> Path:
+    """The example in ``root``, its tables built in-process."""
+    project = root / "example"
+    project.mkdir()
+    for item in ("project.yml", "models", "macros", "streams", "seeds", "sample_data"):
+        source = REPO / item
+        (shutil.copytree if source.is_dir() else shutil.copy2)(source, project / item)
+    (project / "tests").mkdir()
+    for singular in (REPO / "tests").glob("*.sql"):
+        shutil.copy2(singular, project / "tests" / singular.name)
+    stage = [sys.executable, str(REPO / "scripts" / "stage_sample_data.py")]
+    subprocess.run(
+        [*stage, str(project / "sample_data" / "orders"), str(project / "target/landing/orders")],
+        check=True,
+    )
+    print("building the example's tables in-process...", flush=True)
+    runner(project, ["run", "--select", "orders_merge+"], server=False)
+    runner(project, ["seed"], server=False)
+    return project
+
+
+def load_average() -> float:
+    return os.getloadavg()[0]
+
+
+class Results:
+    """The measurements so far, written to RESULTS after each one."""
+
+    def __init__(self, project: Path, runs: int) -> None:
+        self.project, self.runs = project, runs
+        self.start_seconds: float | None = None
+        self.first: dict[str, float] = {}
+        self.times: dict[tuple[str, bool], list[float]] = {}
+        self.loads: list[float] = []
+
+    def add(self, command: str, server: bool, seconds: float) -> None:
+        self.times.setdefault((command, server), []).append(seconds)
+        self.loads.append(load_average())
+        self.write()
+
+    def write(self) -> None:
+        now = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
+        lines = [
+            "# The inner loop: commands through the local server or in a JVM of their own",
+            "",
+            f"`.venv/bin/python bench/inner_loop_bench.py --runs {self.runs}`, {now}, "
+            f"{os.cpu_count()} CPUs, load average during the runs "
+            f"{min(self.loads, default=0):.1f}-{max(self.loads, default=0):.1f}. The example "
+            "with its four sample files run and its seed loaded; each command a separate "
+            "process, as typed. Median of the runs; goal with the server: under "
+            f"{GOAL_SECONDS:.0f} s.",
+            "",
+        ]
+        if self.start_seconds is not None:
+            lines.append(f"`runner server start`: {self.start_seconds:.1f} s.")
+        for command, seconds in self.first.items():
+            lines.append(
+                f"First `{command}` after the start (the server's own warm-up: JIT, first "
+                f"Delta reads): {seconds:.1f} s, not counted below."
+            )
+        lines += [
+            "",
+            "| command | with the server (s) | in-process JVM (s) | runs (server / in-process) |",
+            "|---|---|---|---|",
+        ]
+        for command in COMMANDS:
+            cells = []
+            for server in (True, False):
+                got = self.times.get((command, server), [])
+                cells.append(f"{statistics.median(got):.1f}" if got else "not measured")
+            counts = "/".join(str(len(self.times.get((command, s), []))) for s in (True, False))
+            lines.append(f"| `{command}` | {cells[0]} | {cells[1]} | {counts} |")
+        lines += ["", "Every run (s):", ""]
+        for (command, server), got in self.times.items():
+            where = "server" if server else "in-process"
+            lines.append(f"- `{command}`, {where}: {', '.join(f'{s:.1f}' for s in got)}")
+        RESULTS.write_text("\n".join(lines) + "\n")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--project", type=Path, help="an example whose tables are built")
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--no-in-process", action="store_true", help="measure the server only")
+    options = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="inner-loop-") as scratch:
+        project = (options.project or example_copy(Path(scratch))).resolve()
+        results = Results(project, options.runs)
+        started = time.monotonic()
+        subprocess.run([str(RUNNER), "server", "start", "-p", str(project)], check=True)
+        results.start_seconds = time.monotonic() - started
+        # every command through the server first, then in-process (while the server idles:
+        # the same memory taken), so that a bench stopped early has the server's numbers
+        try:
+            for server in (True, False)[: 1 if options.no_in_process else 2]:
+                for command, args in COMMANDS.items():
+                    if server:
+                        results.first[command] = runner(project, args, server=True)
+                    for _ in range(options.runs):
+                        results.add(command, server, runner(project, args, server=server))
+                        where = "server" if server else "in-process"
+                        print(f"{where}: {command}: {results.times[(command, server)][-1]:.1f} s")
+        finally:
+            subprocess.run([str(RUNNER), "server", "stop", "-p", str(project)], check=True)
+    print(f"wrote {RESULTS}")
+
+
+if __name__ == "__main__":
+    main()
