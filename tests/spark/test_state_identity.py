@@ -43,11 +43,16 @@ def checkpoint(root: Path, name: str = "a") -> Path:
 
 def state(root: Path) -> dict[str, bytes]:
     """Every file of the warehouse (targets, quarantine, event log) and the checkpoints, byte
-    for byte. The runner's files beside each checkpoint are left out: the lock (each start
-    records who holds it) and the stream's columns (recorded before Spark starts)."""
+    for byte. Left out: the runner's files beside each checkpoint, the lock (each start records
+    who holds it) and the stream's columns (recorded before Spark starts), and
+    target/run_results.json, the report of the run itself (dbt writes it for a failed run too)."""
     base = root / "target"
     beside = (".lock", ".stream_columns")
-    files = [p for p in sorted(base.rglob("*")) if p.is_file() and p.suffix not in beside]
+    files = [
+        p
+        for p in sorted(base.rglob("*"))
+        if p.is_file() and p.suffix not in beside and p != base / "run_results.json"
+    ]
     return {str(p.relative_to(base)): p.read_bytes() for p in files}
 
 
