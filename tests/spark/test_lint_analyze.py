@@ -40,9 +40,11 @@ def _line_of(sql: str, text: str) -> int:
     return next(n for n, line in enumerate(sql.split("\n"), 1) if text in line)
 
 
-def test_unresolved_merge_column_is_reported_at_its_model_line(
+def test_an_unresolved_merge_column_is_one_finding_at_its_model_line(
     cli: Callable, project_factory: Callable[..., Path], spark: SparkSession
 ) -> None:
+    """The no-JVM lint knows the column is missing (DL023), and Spark's analyzer says so too:
+    one cause, one finding."""
     bad = MODEL.replace("t.status = s.status", "t.status = s.state")
     assert _line_of(bad, "s.state") == BAD_COLUMN_LINE
     project = project_factory({"orders_bad": bad})
@@ -51,9 +53,26 @@ def test_unresolved_merge_column_is_reported_at_its_model_line(
 
     assert result.exit_code == 1, result.output
     location = f"models/orders_bad.sql:{BAD_COLUMN_LINE}:"
+    findings = [line for line in result.output.splitlines() if line.startswith(location)]
+    assert len(findings) == 1, result.output
+    assert "DL023 error" in findings[0] and "did you mean status?" in findings[0]
+    assert "1 error(s)" in result.output
+
+
+def test_what_only_the_analyzer_knows_is_reported_at_its_model_line(
+    cli: Callable, project_factory: Callable[..., Path], spark: SparkSession
+) -> None:
+    bad = MODEL.replace("t.status = s.status", "t.status = no_such_function(s.status)")
+    assert _line_of(bad, "no_such_function") == BAD_COLUMN_LINE
+    project = project_factory({"orders_bad": bad})
+
+    result = cli("lint", "--analyze", "--project-dir", project)
+
+    assert result.exit_code == 1, result.output
+    location = f"models/orders_bad.sql:{BAD_COLUMN_LINE}:"
     finding = next(line for line in result.output.splitlines() if line.startswith(location))
     assert "DL100 error" in finding
-    assert "Cannot resolve s.state in UPDATE clause" in finding
+    assert "no_such_function" in finding
     assert "1 error(s)" in result.output
 
 

@@ -57,6 +57,8 @@ class UnknownColumn(Rule):
     `MERGE WITH SCHEMA EVOLUTION`, `ALTER TABLE` or Delta's autoMerge) is never second-guessed.
     """
 
+    explains = frozenset({"DL100"})  # Spark's analyzer rejects the same column with --analyze
+
     code = "DL023"
     severity = ERROR
 
