@@ -1,5 +1,5 @@
 """Tooling for developing and trying the runner, kept out of the product: a local Kafka broker
-and a producer of order events (``kafka``), and a local Spark standalone cluster with a Spark
+and a producer of order events (``kafka``), a local S3-compatible object store (``object_store``), and a local Spark standalone cluster with a Spark
 Connect server (``local_cluster``, driven by ``python -m runner_devtools.cluster``).
 
 The tests, the docs and the benchmarks use it; ``runner/`` never imports it (the import-graph
