@@ -100,6 +100,24 @@ def kill_group(pgid: int) -> None:
         os.killpg(pgid, signal.SIGKILL)
 
 
+def children(pid: int) -> list[int]:
+    """The processes whose parent is ``pid`` (Linux: read from /proc)."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        with contextlib.suppress(OSError, IndexError, ValueError):
+            if int(stat.read_text().rsplit(")", 1)[1].split()[1]) == pid:
+                found.append(int(stat.parent.name))
+    return found
+
+
+def kill_children(pid: int) -> None:
+    """SIGKILL each child of ``pid`` (a local Spark driver's JVM, which would otherwise go on
+    with what it was doing for a moment after its Python process ends)."""
+    for child in children(pid):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(child, signal.SIGKILL)
+
+
 def die_with_parent() -> None:
     """In the child before exec: ask Linux to SIGTERM it when its parent dies."""
     with contextlib.suppress(Exception):

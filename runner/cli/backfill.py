@@ -92,10 +92,10 @@ def backfill(
         project = load(project_dir, target, parse_vars(vars))
         chosen = backfill_model(project, model)
         root = project.target.checkpoint_root
-        with CheckpointLocks() as locks:
+        with CheckpointLocks(project.target.revealed_conf) as locks:
             if apply:  # the live model stays stopped until its checkpoint is handed over
-                locks.acquire(root, chosen.name, file=chosen.file)
-            locks.acquire(root, shadow_name(chosen.name), file=chosen.file)
+                _note(locks.acquire(root, chosen.name, file=chosen.file), as_json)
+            _note(locks.acquire(root, shadow_name(chosen.name), file=chosen.file), as_json)
             with while_running():
                 started = datetime.now(UTC)
                 result = _run(project, chosen, apply, allow_deletes, samples, as_json)
@@ -139,6 +139,12 @@ def _run(
         callbacks=Callbacks(on_batch=None if as_json else print_batch),
         say=say,
     )
+
+
+def _note(line: str | None, as_json: bool) -> None:
+    """A line the checkpoint lock has to say (a dead run's lease taken over), if any."""
+    if line:
+        print(line, file=sys.stderr if as_json else sys.stdout)
 
 
 def _show(result: BackfillResult, allow_deletes: bool, as_json: bool) -> None:

@@ -83,7 +83,7 @@ def build(
             return
         models = [project.models[name] for name in names["model"]]
         record = RunRecord(names["model"])
-        with CheckpointLocks() as locks:
+        with CheckpointLocks(project.target.revealed_conf) as locks:
             check_before_spark(project, models, choices, locks, waits=False)
             from runner.spark.streaming.pipeline import (
                 session_for,

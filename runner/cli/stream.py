@@ -182,7 +182,7 @@ def _run(
             return
         models = [project.models[name] for name in names]
         # one run per checkpoint: the OS releases the locks when this process ends, however
-        with CheckpointLocks() as locks:
+        with CheckpointLocks(project.target.revealed_conf) as locks:
             check_before_spark(project, models, choices, locks, waits=trigger is None)
             if trigger is None:  # `stream`: no end, so no run_results.json
                 with while_running():
@@ -229,7 +229,9 @@ def check_before_spark(
 
     check_values_are_set(project, models)  # each env_var() value is set: before Spark
     for model in models:
-        locks.acquire(project.target.checkpoint_root, model.name)
+        note = locks.acquire(project.target.checkpoint_root, model.name)
+        if note:  # a dead run's lease taken over; a store where no lock holds
+            console.print(note, highlight=False)
         checkpoint = project.target.checkpoint_for(model.name)
         if not choices.full_refresh:  # which deletes the checkpoint, damaged or not
             check_checkpoint_files(model.name, checkpoint)
