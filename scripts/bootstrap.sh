@@ -2,6 +2,8 @@
 # Install what the runner needs, idempotently: a virtualenv in .venv with the package, its
 # test tools and the docs site's builder (MkDocs), and the Delta Lake jars from Maven Central (cached under .cache/jars).
 # A second run only checks: it reinstalls when pyproject.toml changed and makes no network call.
+# Arguments name extra sets of dependencies to add (`bash scripts/bootstrap.sh s3`: boto3 and
+# the local object store, for targets on s3a://); the plain set-up installs none of them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -36,6 +38,13 @@ if [ ! -f "$stamp" ]; then
   rm -f .venv/.installed-*
   touch "$stamp"
 fi
+for extra in "$@"; do
+  if [ ! -f "$stamp-$extra" ]; then
+    echo "==> installing the '$extra' extra into .venv"
+    .venv/bin/python -m pip install --quiet -e ".[$extra]"
+    touch "$stamp-$extra"
+  fi
+done
 
 # The runner's own modules, compiled once here: the package is installed editable, so pip does
 # not compile it, and where PYTHONDONTWRITEBYTECODE is set Python would compile every module

@@ -7,7 +7,7 @@
 # Extra arguments go to pytest (`-n 0`: one process; `--slow`: the thorough property tests).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/bootstrap.sh
+bash scripts/bootstrap.sh s3  # the S3 tests: boto3 and the local object store (moto)
 echo "==> ruff check, ruff format --check, mypy"
 .venv/bin/ruff check runner tests bench scripts
 .venv/bin/ruff format --check runner tests bench scripts

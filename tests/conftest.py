@@ -193,6 +193,7 @@ PROCESS_GROUPS = {
     "cluster": "cluster",
     "install": "install",  # a fresh virtualenv, pip install, runner init and build
     "kafka": "processes",
+    "s3": "s3",  # a local object store (moto), `runner` racing for a lease on it
     "test_crash_recovery.py": "processes",
     "test_graceful_stop.py": "processes",
     "test_live_view.py": "processes",
