@@ -50,6 +50,7 @@ from runner.specs.model import ModelSpec
 from runner.specs.models_yaml import ModelDocs, model_descriptions
 from runner.specs.seeds import SeedSpec, load_seeds, read_seed
 from runner.specs.stream import StreamSpec
+from runner.storage import Location
 
 COMPILED_DIR = Path("target") / "compiled"
 MANIFEST_NAME = "manifest.json"
@@ -63,7 +64,7 @@ def compiled_dir(project: Project) -> Path:
     return project.root / COMPILED_DIR
 
 
-def project_path(project: Project, path: Path) -> str:
+def project_path(project: Project, path: Location) -> str:
     """``path`` relative to the project root, in POSIX form (as it appears in compiled files)."""
     return relative_location(path, project.root)
 

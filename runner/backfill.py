@@ -35,11 +35,13 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from runner.checkpoint_files import checkpoint_query_id
 from runner.checkpoint_owner import OwnerRecord, write_owner
 from runner.errors import ConfigError
 from runner.last_run import write_last_run
 from runner.project import Project
 from runner.specs.model import ModelSpec
+from runner.storage import Location, RemotePath
 
 SHADOW_SUFFIX = "__backfill"
 HANDOVER_FILE = "runner_backfill.json"  # in a checkpoint made from a shadow's
@@ -58,8 +60,17 @@ class BackfillPaths:
     replaced: Path  # the live checkpoint as it was before the last handover
 
     @classmethod
-    def of(cls, root: Path, model_name: str) -> BackfillPaths:
-        """The paths of ``model_name``'s backfill under the checkpoint root ``root``."""
+    def of(cls, root: Location, model_name: str) -> BackfillPaths:
+        """The paths of ``model_name``'s backfill under the checkpoint root ``root``, which
+        must be on a local disk: the handover renames checkpoint folders, which object storage
+        cannot do in one step (S3A copies each file, then deletes it)."""
+        if isinstance(root, RemotePath):
+            raise ConfigError(
+                f"runner backfill hands a checkpoint over by renaming folders, which object "
+                f"storage cannot do in one step; the checkpoints of this target are at {root}",
+                hint="backfill on a target whose checkpoints are on a disk the driver reaches, "
+                "or rebuild the model with --full-refresh",
+            )
         return cls(
             live=root / model_name,
             shadow=root / shadow_name(model_name),
@@ -126,14 +137,6 @@ def apply_app_id(model_name: str, shadow_query_id: str) -> str:
     return f"{APP_ID_PREFIX}:{model_name}:{shadow_query_id}"
 
 
-def query_id(checkpoint: Path) -> str | None:
-    """The streaming query id in a checkpoint's ``metadata``; None when there is none yet."""
-    try:
-        return str(json.loads((checkpoint / "metadata").read_text(encoding="utf-8"))["id"])
-    except (FileNotFoundError, ValueError, KeyError):
-        return None
-
-
 def handover_marker(checkpoint: Path) -> dict[str, Any] | None:
     """What a checkpoint made from a shadow says about that shadow; None when it was not."""
     try:
@@ -178,7 +181,7 @@ def handed_over(paths: BackfillPaths) -> bool:
     """Whether the live checkpoint already is the one made from the shadow now in
     ``paths.shadow`` (a kill came after the swap, before the clean-up)."""
     marker = handover_marker(paths.live)
-    shadow = query_id(paths.shadow)
+    shadow = checkpoint_query_id(paths.shadow)
     return marker is not None and shadow is not None and marker.get("shadow_query_id") == shadow
 
 

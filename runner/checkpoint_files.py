@@ -5,16 +5,18 @@ its offset log (``offsets/<batch>``: what each batch reads) and its commit log
 (``commits/<batch>``: which batches finished). When one of them is damaged (truncated by a full
 disk, overwritten by hand), Spark fails with a parse error that names no file. Each is checked
 here for the shape Spark writes (``v1`` on the first line, then JSON); a damaged one is named
-with what to do. Pure Python: runs with the checkpoint lock held, before Spark starts.
+with what to do. Pure Python over runner/storage.py: runs with the checkpoint lock held, before
+Spark starts (on object storage, once the session is there).
 """
 
 from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 
+from runner import storage
 from runner.errors import RunnerError
+from runner.storage import Location
 
 _VERSION = re.compile(r"v[0-9]+")
 
@@ -23,11 +25,11 @@ class CorruptCheckpointFile(RunnerError):
     """A file of a model's checkpoint that Spark needs to start again cannot be read."""
 
 
-def check_checkpoint_files(model_name: str, checkpoint: Path) -> None:
+def check_checkpoint_files(model_name: str, checkpoint: Location) -> None:
     """Raise CorruptCheckpointFile naming the first damaged file among those Spark reads to
     resume ``checkpoint`` (nothing to check in a new checkpoint)."""
     metadata = checkpoint / "metadata"
-    problem = _metadata_problem(metadata) if metadata.is_file() else None
+    problem = _metadata_problem(metadata) if storage.is_file(metadata) else None
     if problem:
         raise _corrupt(model_name, metadata, problem, newest_commit=False)
     for log in ("offsets", "commits"):
@@ -38,7 +40,16 @@ def check_checkpoint_files(model_name: str, checkpoint: Path) -> None:
                 raise _corrupt(model_name, entry, problem, newest_commit=newest_commit)
 
 
-def _corrupt(model_name: str, path: Path, problem: str, *, newest_commit: bool) -> RunnerError:
+def checkpoint_query_id(checkpoint: Location) -> str | None:
+    """The id of the streaming query whose checkpoint this is (its ``metadata`` file); None when
+    there is none yet."""
+    try:
+        return str(json.loads(storage.read_text(checkpoint / "metadata"))["id"])
+    except (OSError, ValueError, KeyError):
+        return None
+
+
+def _corrupt(model_name: str, path: Location, problem: str, *, newest_commit: bool) -> RunnerError:
     if newest_commit:
         hint = (
             f"delete it and its checksum {path.parent / f'.{path.name}.crc'} if there: Spark "
@@ -57,21 +68,19 @@ def _corrupt(model_name: str, path: Path, problem: str, *, newest_commit: bool) 
     )
 
 
-def _newest_entries(log: Path, count: int) -> list[Path]:
-    if not log.is_dir():
-        return []
-    entries = sorted((p for p in log.iterdir() if p.name.isdigit()), key=lambda p: int(p.name))
-    return entries[-count:][::-1]
+def _newest_entries(log: Location, count: int) -> list[Location]:
+    batches = sorted(int(name) for name in storage.names_in(log) if name.isdigit())
+    return [log / str(batch) for batch in batches[-count:][::-1]]
 
 
-def _read(path: Path) -> str | None:
+def _read(path: Location) -> str | None:
     try:
-        return path.read_text(encoding="utf-8")
+        return storage.read_text(path)
     except UnicodeDecodeError:
         return None
 
 
-def _metadata_problem(path: Path) -> str | None:
+def _metadata_problem(path: Location) -> str | None:
     text = _read(path)
     if text is None:
         return "not UTF-8 text"
@@ -84,7 +93,7 @@ def _metadata_problem(path: Path) -> str | None:
     return None
 
 
-def _log_entry_problem(path: Path) -> str | None:
+def _log_entry_problem(path: Location) -> str | None:
     """Why the log entry ``path`` is not one Spark wrote (``v1``, then JSON lines), or None."""
     text = _read(path)
     if text is None:

@@ -18,15 +18,14 @@ runner/spark/streaming/state_guard.py.
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Literal
 
+from runner import storage
 from runner.checkpoint_files import CorruptCheckpointFile
 from runner.errors import RunnerError
+from runner.storage import Location
 
 OWNER_FILE = "runner_owner.json"
 ADOPT_FLAG = "--adopt-state"
@@ -67,16 +66,16 @@ class OwnerRecord:
         return f"model '{self.model}' (stream '{self.stream}', target {self.target})"
 
 
-def owner_path(checkpoint: Path) -> Path:
+def owner_path(checkpoint: Location) -> Location:
     return checkpoint / OWNER_FILE
 
 
-def read_owner(checkpoint: Path) -> OwnerRecord | None:
+def read_owner(checkpoint: Location) -> OwnerRecord | None:
     """The record in ``checkpoint``; None when there is none (a new checkpoint, or one made
     before records existed). A record that does not parse is a CorruptOwnerRecord naming it."""
     path = owner_path(checkpoint)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = storage.read_text(path)
     except FileNotFoundError:
         return None
     try:
@@ -98,37 +97,26 @@ def read_owner(checkpoint: Path) -> OwnerRecord | None:
         ) from None
 
 
-def write_owner(checkpoint: Path, record: OwnerRecord) -> None:
-    """Write ``record`` into ``checkpoint`` atomically (a temp file renamed over it), so a kill
-    leaves the old record or the new one, never half of one."""
-    checkpoint.mkdir(parents=True, exist_ok=True)
+def write_owner(checkpoint: Location, record: OwnerRecord) -> None:
+    """Write ``record`` into ``checkpoint`` whole, so a kill leaves the old record or the new
+    one, never half of one."""
     stamped = OwnerRecord(**{**asdict(record), "recorded_at": _now()})
-    handle, temp = tempfile.mkstemp(dir=checkpoint, prefix=f".{OWNER_FILE}.", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as out:
-            json.dump(asdict(stamped), out, indent=2)
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(temp, owner_path(checkpoint))
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise
+    storage.write_text(owner_path(checkpoint), json.dumps(asdict(stamped), indent=2))
 
 
 def _now() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
-def has_progress(checkpoint: Path) -> bool:
+def has_progress(checkpoint: Location) -> bool:
     """Whether Spark has started a query on ``checkpoint``: its ``metadata`` file (the query id)
     is there, so a start resumes from it rather than from the start of the source."""
-    return (checkpoint / "metadata").is_file()
+    return storage.is_file(checkpoint / "metadata")
 
 
-def batches_read(checkpoint: Path) -> int:
+def batches_read(checkpoint: Location) -> int:
     """How many batches the checkpoint's offset log holds (the newest batch id + 1)."""
-    offsets = checkpoint / "offsets"
-    ids = [int(p.name) for p in offsets.iterdir() if p.name.isdigit()] if offsets.is_dir() else []
+    ids = [int(name) for name in storage.names_in(checkpoint / "offsets") if name.isdigit()]
     return max(ids) + 1 if ids else 0
 
 
@@ -144,7 +132,7 @@ class TargetFacts:
 def state_mismatch(
     *,
     expected: OwnerRecord,
-    checkpoint: Path,
+    checkpoint: Location,
     recorded: OwnerRecord | None,
     target: TargetFacts,
 ) -> StateMismatch | None:

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from runner.errors import ConfigError
 from runner.specs.layout import PROJECT_FILE
+from runner.storage import parse_location
 from runner.yaml_loader import YamlMap, load_yaml, untemplated
 
 CLEAN_TARGETS_KEY = "clean-targets"
@@ -87,7 +88,8 @@ def _clean_targets(doc: YamlMap) -> list[str]:
 
 
 def _data_directories(doc: YamlMap, root: Path) -> list[Path]:
-    """Every target's warehouse and checkpoints (defaults included), resolved."""
+    """Every target's warehouse and checkpoints on a local disk (defaults included),
+    resolved."""
     targets = doc.child("targets")
     found: list[Path] = []
     default = str(doc.get("default_target") or "local")
@@ -97,7 +99,9 @@ def _data_directories(doc: YamlMap, root: Path) -> list[Path]:
         spec = targets.child(name)
         for key in ("warehouse", "checkpoints"):
             hint = "declare the path literally"
-            found.append((root / untemplated(spec, key, f"target/{name}/{key}", hint)).resolve())
+            location = parse_location(untemplated(spec, key, f"target/{name}/{key}", hint), root)
+            if isinstance(location, Path):  # clean removes only folders of the project
+                found.append(location)
     return found
 
 

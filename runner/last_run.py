@@ -25,12 +25,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import tempfile
 from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from runner import storage
 from runner.artifacts import render_expectations
 from runner.ddl import column_names, split_columns
 from runner.errors import RunnerError
@@ -44,6 +43,7 @@ from runner.project import Project
 from runner.secrets import redact_data
 from runner.specs.model import ModelSpec
 from runner.specs.stream import StreamSpec
+from runner.storage import Location
 
 LAST_RUN_FILE = "runner_last_run.json"
 RECORD_VERSION = 1
@@ -54,7 +54,7 @@ class CorruptLastRunRecord(RunnerError):
     """The record of what a model last ran cannot be read."""
 
 
-def last_run_path(checkpoint: Path) -> Path:
+def last_run_path(checkpoint: Location) -> Location:
     return checkpoint / LAST_RUN_FILE
 
 
@@ -169,31 +169,21 @@ def _as_list(value: str | list[str] | None) -> list[str]:
     return [value] if isinstance(value, str) else list(value)
 
 
-def write_last_run(checkpoint: Path, record: dict[str, Any]) -> Path:
-    """Write ``record`` (stamped with the time) into ``checkpoint`` atomically, so a kill leaves
+def write_last_run(checkpoint: Location, record: dict[str, Any]) -> Location:
+    """Write ``record`` (stamped with the time) into ``checkpoint`` whole, so a kill leaves
     the old record or the new one, never half of one. Returns the file written."""
-    checkpoint.mkdir(parents=True, exist_ok=True)
     stamped = {**record, "recorded_at": datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")}
-    handle, temp = tempfile.mkstemp(dir=checkpoint, prefix=f".{LAST_RUN_FILE}.", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as out:
-            json.dump(stamped, out, indent=2, sort_keys=True)
-            out.write("\n")
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(temp, last_run_path(checkpoint))
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise
-    return last_run_path(checkpoint)
+    path = last_run_path(checkpoint)
+    storage.write_text(path, json.dumps(stamped, indent=2, sort_keys=True) + "\n")
+    return path
 
 
-def read_last_run(checkpoint: Path) -> dict[str, Any] | None:
+def read_last_run(checkpoint: Location) -> dict[str, Any] | None:
     """The record in ``checkpoint``; None when there is none (the model never started, or it
     last started before records were kept). One that does not parse is CorruptLastRunRecord."""
     path = last_run_path(checkpoint)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = storage.read_text(path)
     except FileNotFoundError:
         return None
     try:

@@ -21,12 +21,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from runner.model_sql import relative_location
 from runner.specs.model import ModelSpec
 from runner.specs.stream import KAFKA_FORMAT, LINE_FORMATS, StreamSpec
+from runner.storage import Location
 
 if TYPE_CHECKING:
     from runner.project import Project
@@ -141,7 +141,7 @@ def quarantine_table(model: str) -> str:
     return f"{QUARANTINE_SCHEMA}.{model}"
 
 
-def quarantine_location(warehouse: Path, model_name: str) -> Path:
+def quarantine_location(warehouse: Location, model_name: str) -> Location:
     """Where ``model_name``'s quarantine table lives."""
     return warehouse / "_quarantine" / model_name
 

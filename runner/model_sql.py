@@ -17,6 +17,7 @@ from runner.project import Project
 from runner.secrets import reveal
 from runner.specs.model import ModelSpec
 from runner.specs.target import split_table_name
+from runner.storage import Location, RemotePath
 from runner.templating.batch_facts import BatchFacts, BatchStats
 from runner.templating.context import TemplateInputs, template_context
 from runner.templating.splitter import SqlStatement, split_statements
@@ -73,7 +74,7 @@ class TargetSetup:
     """
 
     table: str
-    location: Path
+    location: Location
     create_schema: CompiledStatement
     create: CompiledStatement
     attach: CompiledStatement
@@ -134,8 +135,11 @@ def compile_setup(
     )
 
 
-def relative_location(location: Path, root: Path) -> str:
-    """``location`` relative to ``root`` in POSIX form (``target/local/warehouse/s/t``)."""
+def relative_location(location: Location, root: Path) -> str:
+    """``location`` relative to ``root`` in POSIX form (``target/local/warehouse/s/t``); a
+    location on object storage as it is (``s3a://bucket/warehouse/s/t``)."""
+    if isinstance(location, RemotePath):
+        return str(location)
     return PurePosixPath(Path(os.path.relpath(location, root))).as_posix()
 
 

@@ -31,6 +31,7 @@ from runner.model_sql import relative_location
 from runner.project import Project
 from runner.replay_safety import ReplaySafety, replay_safety
 from runner.specs.model import ModelSpec
+from runner.storage import Location
 from runner.type_widening import widens
 
 ChangeKind = Literal["logic", "target_addition", "target_rewrite", "source", "note"]
@@ -100,7 +101,7 @@ class ModelPlan:
     changes: tuple[Change, ...] = ()
     diff: str = ""  # unified diff of the compiled per-batch SQL, last run -> now
     recorded_at: str = ""
-    checkpoint: Path | None = None
+    checkpoint: Location | None = None
     fingerprints: dict[str, str] = field(default_factory=dict)
 
     @property
@@ -410,8 +411,10 @@ def _show(values: list[str] | Any) -> str:
     return "[" + ", ".join(str(v) for v in values) + "]" if values else "(none)"
 
 
-def _shown_path(path: Path, root: Path) -> str:
+def _shown_path(path: Location, root: Path) -> str:
     """``path`` relative to the project root when it is under it, as commands there use it."""
+    if not isinstance(path, Path):
+        return str(path)
     return relative_location(path, root) if path.is_relative_to(root) else str(path)
 
 
@@ -419,7 +422,7 @@ def _stream_changes(
     model: ModelSpec,
     then: dict[str, Any],
     now: dict[str, Any],
-    checkpoint: Path,
+    checkpoint: Location,
     safety: ReplaySafety,
     project_root: Path,
 ) -> list[Change]:

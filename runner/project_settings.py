@@ -14,6 +14,7 @@ from runner.errors import ConfigError
 from runner.secrets import render_env_vars
 from runner.specs.lint import LINT_SEVERITIES, LintSettings, LintSeverity
 from runner.specs.target import TargetSpec
+from runner.storage import Location, parse_location
 from runner.streams import conf_value
 from runner.target_address import parse_master, parse_remote
 from runner.yaml_loader import YamlMap, check_keys, untemplated
@@ -89,13 +90,14 @@ def _default_targets(doc: YamlMap) -> YamlMap:
     return targets
 
 
-def _target_path(spec: YamlMap, key: str, default: str, root: Path) -> Path:
-    """``warehouse`` / ``checkpoints``: a path, relative to the project, not templated."""
+def _target_path(spec: YamlMap, key: str, default: str, root: Path) -> Location:
+    """``warehouse`` / ``checkpoints``: a path relative to the project, or a URI on object
+    storage (``s3a://bucket/path``); not templated."""
     hint = (
         "declare one target per environment (targets: {dev: ..., prod: ...}) and choose it "
         "with --target"
     )
-    return (root / untemplated(spec, key, default, hint)).resolve()
+    return parse_location(untemplated(spec, key, default, hint), root)
 
 
 def _target_endpoint(spec: YamlMap, name: str) -> tuple[str, str | None]:

@@ -22,10 +22,12 @@ from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
+from runner import storage
 from runner.backfill_report import SourceGap
 from runner.project import Project
 from runner.specs.model import ModelSpec
 from runner.specs.stream import KAFKA_FORMAT, StreamSpec
+from runner.storage import Location
 
 FILE_SOURCE_LOG = Path("sources") / "0"  # a query with one source: Spark's log of its files
 KAFKA_INITIAL_OFFSETS = FILE_SOURCE_LOG / "0"  # Kafka's: where the query started, per partition
@@ -36,17 +38,15 @@ Offsets = dict[TopicPartition, int]
 EarliestOffsets = Callable[[StreamSpec, set[TopicPartition]], Offsets]
 
 
-def files_read(log_dir: Path) -> set[str]:
+def files_read(log_dir: Location) -> set[str]:
     """Paths the file source recorded, from every batch file of its log (and compactions)."""
     read: set[str] = set()
-    if not log_dir.is_dir():
-        return read
-    for entry in log_dir.iterdir():
-        if entry.name.startswith(".") or not entry.is_file():
+    for name in storage.names_in(log_dir):
+        if name.startswith("."):
             continue
         try:
-            lines = entry.read_text(encoding="utf-8").splitlines()
-        except OSError:
+            lines = storage.read_text(log_dir / name).splitlines()
+        except (OSError, IsADirectoryError):
             continue  # being written right now
         for line in lines:
             if line.startswith("{"):
@@ -55,7 +55,10 @@ def files_read(log_dir: Path) -> set[str]:
 
 
 def source_gap(
-    project: Project, model: ModelSpec, checkpoint: Path, earliest: EarliestOffsets | None = None
+    project: Project,
+    model: ModelSpec,
+    checkpoint: Location,
+    earliest: EarliestOffsets | None = None,
 ) -> SourceGap:
     """What the source of ``model`` no longer holds of what its live ``checkpoint`` read.
     A Kafka source is checked only with ``earliest`` (it needs the broker)."""
@@ -91,13 +94,19 @@ def source_gap(
     )
 
 
-def _delta_gap(location: Path, starting_version: str | None) -> SourceGap:
+def delta_log_versions(table: Location) -> list[int]:
+    """The versions of the commit files in a Delta table's ``_delta_log``."""
+    names = storage.names_in(table / "_delta_log")
+    return [int(name[:-5]) for name in names if name.endswith(".json") and name[:-5].isdigit()]
+
+
+def _delta_gap(location: Location, starting_version: str | None) -> SourceGap:
     if starting_version is None or not str(starting_version).isdigit():
         return SourceGap(
             False, note="a Delta stream from its snapshot at start needs no old versions"
         )
     log = location / "_delta_log"
-    versions = [int(p.stem) for p in log.glob("*.json") if p.stem.isdigit()]
+    versions = delta_log_versions(location)
     if not versions:
         return SourceGap(False, note=f"no Delta log to check at {log}")
     start, oldest = int(starting_version), min(versions)
@@ -116,7 +125,7 @@ def _shown(path: str, root: Path) -> str:
     return str(found.relative_to(root)) if found.is_relative_to(root) else path
 
 
-def kafka_read_range(checkpoint: Path) -> tuple[Offsets, Offsets]:
+def kafka_read_range(checkpoint: Location) -> tuple[Offsets, Offsets]:
     """Per partition, the offset the live query started reading at and the offset after the
     last record its newest batch read. A partition missing from the start (created later) was
     read from its beginning, 0, as Spark reads new partitions from the earliest offset."""
@@ -148,20 +157,18 @@ def kafka_gap(start: Offsets, end: Offsets, earliest: Offsets) -> SourceGap:
     )
 
 
-def _newest_offsets_file(checkpoint: Path) -> Path:
-    numbered = [p for p in (checkpoint / "offsets").glob("*") if p.name.isdigit()]
-    if not numbered:
-        return checkpoint / "offsets" / "0"  # read as no offsets
-    return max(numbered, key=lambda p: int(p.name))
+def _newest_offsets_file(checkpoint: Location) -> Location:
+    numbered = [int(name) for name in storage.names_in(checkpoint / "offsets") if name.isdigit()]
+    return checkpoint / "offsets" / str(max(numbered, default=0))  # 0: read as no offsets
 
 
-def _source_offsets(path: Path) -> Offsets:
+def _source_offsets(path: Location) -> Offsets:
     """The Kafka offsets of one source in a checkpoint file: the JSON line
     ``{"topic": {"0": 12, ...}}`` of an ``offsets/<batch>`` file (after the version and the
     batch's metadata) or of ``sources/0/0`` (after a zero byte and the version, SPARK-19517).
     Negative offsets (Spark's -1 latest / -2 earliest) name no record and are left out."""
     try:
-        lines = path.read_bytes().decode("utf-8").lstrip("\x00").splitlines()
+        lines = storage.read_text(path).lstrip("\x00").splitlines()
     except (FileNotFoundError, UnicodeDecodeError):
         return {}
     found: Offsets = {}

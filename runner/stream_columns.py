@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 
+from runner import storage
 from runner.ddl import column_names
 from runner.project import Project
 from runner.specs.model import ModelSpec
@@ -27,9 +28,8 @@ def new_unmapped_columns(project: Project, model: ModelSpec) -> str | None:
         return None
     current = [c.strip("`") for c in column_names(ddl)]
     record = project.target.checkpoint_root / f"{model.name}.stream_columns"
-    previous = json.loads(record.read_text()) if record.exists() else None
-    record.parent.mkdir(parents=True, exist_ok=True)
-    record.write_text(json.dumps(current))
+    previous = json.loads(storage.read_text(record)) if storage.exists(record) else None
+    storage.write_text(record, json.dumps(current))
     if previous is None or not model.config.columns:
         return None
     declared = {c.strip("`").lower() for c in column_names(model.config.columns)}

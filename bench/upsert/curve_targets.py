@@ -67,6 +67,7 @@ def main() -> None:
         project = load(Path(item["project"]))
         spark = spark or build_session(project.target, app_name="bench:curve-targets")
         location = project.target.table_location(CURVE_TABLE)
+        assert isinstance(location, Path), "the bench writes to a local warehouse"
         started = time.monotonic()
         build(
             spark,

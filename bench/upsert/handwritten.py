@@ -79,6 +79,7 @@ def runner_like_session(
             + ", ".join(f"{k}={settings.get(k, 'not set')}" for k in RUNNER_TUNING),
             flush=True,
         )
+    assert isinstance(target.warehouse, Path), "the bench writes to a local warehouse"
     return spark, target.warehouse
 
 

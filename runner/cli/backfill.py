@@ -82,7 +82,7 @@ def backfill(
 
     Example: runner backfill --model orders_merge && runner backfill --model orders_merge --apply
     """
-    from runner.backfill import backfill_model, shadow_name
+    from runner.backfill import BackfillPaths, backfill_model, shadow_name
     from runner.checkpoint_lock import CheckpointLocks
     from runner.project import load, parse_vars
 
@@ -92,6 +92,8 @@ def backfill(
         project = load(project_dir, target, parse_vars(vars))
         chosen = backfill_model(project, model)
         root = project.target.checkpoint_root
+        BackfillPaths.of(root, chosen.name)  # a checkpoint root it can hand over in
+        assert isinstance(root, Path)
         with CheckpointLocks(project.target.revealed_conf) as locks:
             if apply:  # the live model stays stopped until its checkpoint is handed over
                 _note(locks.acquire(root, chosen.name, file=chosen.file), as_json)

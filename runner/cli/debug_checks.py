@@ -17,6 +17,7 @@ from pathlib import Path
 
 from runner.errors import RunnerError
 from runner.project import Project
+from runner.storage import Location, RemotePath
 
 MIN_JAVA = 17  # Spark 4 runs on Java 17 and 21
 _JAVA_VERSION = re.compile(r'version "(\d+)(?:\.(\d+))?[^"]*"')
@@ -37,6 +38,7 @@ def run_checks(project: Project, java: Callable[[], Check] | None = None) -> lis
     return [
         (java or java_check)(),
         jars_check(),
+        *storage_jars_check(project),
         target_check(project),
         writable_check("warehouse", project.target.warehouse),
         writable_check("checkpoints", project.target.checkpoint_root),
@@ -111,6 +113,38 @@ def jars_check(cache_dir: Path | None = None) -> Check:
     return Check("jars", True, f"{len(jars)} jars for {', '.join(coordinates)} in {entry}")
 
 
+def storage_jars_check(project: Project, cache_dir: Path | None = None) -> list[Check]:
+    """The connector of the target's object storage (S3A for ``s3a://``) in the cache; no
+    check when warehouse and checkpoints are on a local disk."""
+    from runner.spark.session.jars import (
+        cache_entry,
+        cached_jars,
+        delta_coordinates,
+        storage_coordinates,
+    )
+
+    try:
+        connector = storage_coordinates(project.target)
+        if not connector:
+            return []
+        entry = cache_entry(delta_coordinates() + connector, cache_dir)
+    except RunnerError as exc:
+        return [Check("storage jars", False, str(exc), "pip install the runner")]
+    jars = cached_jars(entry)
+    if jars is None:
+        return [
+            Check(
+                "storage jars",
+                False,
+                f"{', '.join(connector)}: not in the cache yet",
+                "the first Spark command on this target downloads them with mvn (needs Maven "
+                "and the network)",
+            )
+        ]
+    names = ", ".join(sorted(jar.name for jar in jars if "delta" not in jar.name))
+    return [Check("storage jars", True, f"{len(jars)} jars in {entry}: {names}")]
+
+
 def target_check(project: Project) -> Check:
     """Local Spark needs nothing more; a cluster or Connect server must answer."""
     from runner.target_address import check_reachable
@@ -142,8 +176,12 @@ def local_spark(project: Project) -> str:
     return "Spark runs in this process (runner server start: a server commands reuse)"
 
 
-def writable_check(what: str, path: Path) -> Check:
-    """``path`` is writable, or can be created: its nearest existing folder is writable."""
+def writable_check(what: str, location: Location) -> Check:
+    """``location`` is writable, or can be created: its nearest existing folder is writable.
+    A location on object storage is reached only by a Spark session: not checked here."""
+    if isinstance(location, RemotePath):
+        return Check(what, True, f"{location}: on object storage, reached when Spark starts")
+    path = location
     existing = path
     while not existing.exists() and existing != existing.parent:
         existing = existing.parent

@@ -24,9 +24,10 @@ from rich.table import Table
 
 from runner.error_text import first_line
 from runner.project import Project
-from runner.source_retention import FILE_SOURCE_LOG, files_read
+from runner.source_retention import FILE_SOURCE_LOG, delta_log_versions, files_read
 from runner.specs.model import ModelSpec
 from runner.specs.stream import FILE_FORMATS
+from runner.storage import Location
 
 if TYPE_CHECKING:
     from runner.spark.batch.report import BatchReport
@@ -155,7 +156,7 @@ class LiveBoard:
         return table
 
 
-def unread_files(source: Path, checkpoint: Path) -> int:
+def unread_files(source: Path, checkpoint: Location) -> int:
     """Data files under ``source`` that the query's file-source log does not list yet."""
     if not source.is_dir():
         return 0
@@ -167,7 +168,7 @@ def unread_files(source: Path, checkpoint: Path) -> int:
     return len(present - files_read(checkpoint / FILE_SOURCE_LOG))
 
 
-def versions_behind(table: Path, progress: dict[str, Any]) -> int | None:
+def versions_behind(table: Location, progress: dict[str, Any]) -> int | None:
     """Table versions a Delta source has not read: the newest version in the table's
     ``_delta_log`` against the ``reservoirVersion`` of the query's end offset (where the
     next batch starts; ``index`` -1 means none of that version is read yet)."""
@@ -180,7 +181,7 @@ def versions_behind(table: Path, progress: dict[str, Any]) -> int | None:
                 continue
         if not isinstance(offset, dict) or "reservoirVersion" not in offset:
             continue
-        versions = [int(p.stem) for p in (table / "_delta_log").glob("*.json") if p.stem.isdigit()]
+        versions = delta_log_versions(table)
         if not versions:
             return None
         next_version = int(offset["reservoirVersion"])

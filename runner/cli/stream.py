@@ -214,12 +214,10 @@ def check_before_spark(
     env_var() values, one run per checkpoint (``locks``), its files and leftovers."""
     from rich.text import Text
 
-    from runner.checkpoint_files import check_checkpoint_files
-    from runner.checkpoint_leftovers import remove_interrupted_first_batch
+    from runner import storage
     from runner.cli.progress import console
     from runner.model_sql import check_values_are_set
     from runner.source_paths import check_source_paths
-    from runner.stream_columns import new_unmapped_columns
 
     for warning in project.warnings:
         console.print(Text.assemble(("warning:", "yellow"), " ", str(warning)))
@@ -228,10 +226,26 @@ def check_before_spark(
         console.print(Text.assemble(("warning:", "yellow"), " ", warning))
 
     check_values_are_set(project, models)  # each env_var() value is set: before Spark
-    for model in models:
-        note = locks.acquire(project.target.checkpoint_root, model.name)
+    root = project.target.checkpoint_root
+    for model in models:  # on S3 a lease object (runner/checkpoint_lease.py)
+        note = locks.acquire(root, model.name)
         if note:  # a dead run's lease taken over; a store where no lock holds
             console.print(note, highlight=False)
+    if storage.reachable(root):  # else once the session reaches object storage (run_models)
+        check_checkpoints(project, models, choices)
+
+
+def check_checkpoints(project: Project, models: list[ModelSpec], choices: RunChoices) -> None:
+    """With each model's lock held, before its query starts: the checkpoint's files can be
+    read, a killed first batch's leftovers are cleared, new stream columns are reported."""
+    from rich.text import Text
+
+    from runner.checkpoint_files import check_checkpoint_files
+    from runner.checkpoint_leftovers import remove_interrupted_first_batch
+    from runner.cli.progress import console
+    from runner.stream_columns import new_unmapped_columns
+
+    for model in models:
         checkpoint = project.target.checkpoint_for(model.name)
         if not choices.full_refresh:  # which deletes the checkpoint, damaged or not
             check_checkpoint_files(model.name, checkpoint)
@@ -265,6 +279,7 @@ def run_models(
     )
     from runner.spark.streaming.query import Callbacks, RunningModel
     from runner.spark.streaming.state_guard import guard_models
+    from runner.storage import RemotePath
 
     for model in models:
         console.print(
@@ -280,6 +295,8 @@ def run_models(
         no_server=choices.no_server,
         unsupported_over_connect=streams_unsupported_over_connect(project, models),
     )
+    if isinstance(project.target.checkpoint_root, RemotePath):  # not checked before Spark
+        check_checkpoints(project, models, choices)
     if choices.full_refresh:
         from runner.spark.delta.targets import reset_model
 

@@ -4,22 +4,20 @@ apply the difference in one idempotent MERGE (the steps: runner/backfill.py)."""
 from __future__ import annotations
 
 import json
-import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import partial
-from pathlib import Path
 
 from pyspark.sql import SparkSession
 
+from runner import storage
 from runner.backfill import (
     BackfillPaths,
     apply_app_id,
     finish_handover,
     handed_over,
     handover_marker,
-    query_id,
     shadow_project,
     stage_handover,
 )
@@ -31,7 +29,7 @@ from runner.backfill_report import (
     SourceGap,
     deletes_allowed,
 )
-from runner.checkpoint_files import check_checkpoint_files
+from runner.checkpoint_files import check_checkpoint_files, checkpoint_query_id
 from runner.checkpoint_leftovers import remove_interrupted_first_batch
 from runner.checkpoint_owner import batches_read
 from runner.errors import ConfigError, RunnerError
@@ -48,6 +46,7 @@ from runner.spark.streaming.query import Callbacks
 from runner.spark.streaming.state_guard import expected_record, find_mismatch, target_facts
 from runner.specs.model import ModelSpec
 from runner.specs.stream import TriggerSpec
+from runner.storage import Location
 
 USER_METADATA = "spark.databricks.delta.commitInfo.userMetadata"
 DIFF_VIEW = "runner_backfill_difference"
@@ -264,7 +263,7 @@ def apply_difference(
     """One MERGE of the difference into the live target (under the shadow's idempotent-write
     identity), then the checkpoint handover and the shadow's clean-up."""
     location = project.target.table_location(model.target_table)
-    shadow_id = query_id(paths.shadow) or ""
+    shadow_id = checkpoint_query_id(paths.shadow) or ""
     txn = Transaction(apply_app_id(model.name, shadow_id), diff.shadow_batches)
     deletes = deletes_allowed(gap, allow_deletes)
     kept = 0 if deletes else diff.only_live
@@ -328,7 +327,7 @@ def apply_difference(
 
 
 def _merge_statement(
-    model: ModelSpec, location: Path, diff: BackfillDiff, deletes: bool
+    model: ModelSpec, location: Location, diff: BackfillDiff, deletes: bool
 ) -> CompiledStatement:
     keys = list(diff.key)
     values = list(diff.compared)
@@ -370,10 +369,8 @@ def drop_shadow(
     whose query id the live checkpoint's marker names, which a rerun recognises."""
     location = project.target.table_location(shadow.target_table)
     spark.sql(f"DROP TABLE IF EXISTS {shadow.target_table}")
-    if location.exists():
-        shutil.rmtree(location)
-    if paths.shadow.exists():
-        shutil.rmtree(paths.shadow)
+    storage.remove(location)
+    storage.remove(paths.shadow)
 
 
 def _q(name: str) -> str:

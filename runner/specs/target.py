@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from runner.secrets import reveal_all
+from runner.storage import Location
 from runner.target_address import Address, TargetKind, parse_master, parse_remote
 
 
@@ -20,8 +21,8 @@ class TargetSpec:
 
     name: str
     master: str
-    warehouse: Path
-    checkpoint_root: Path
+    warehouse: Location  # a local path, or a URI on object storage (runner/storage.py)
+    checkpoint_root: Location
     # values from env_var() are marked text (runner/secrets.py): revealed only by the session
     spark_conf: dict[str, str] = field(repr=False)
     remote: str | None = None  # sc://HOST:PORT: a Spark Connect server; master is then unused
@@ -44,12 +45,12 @@ class TargetSpec:
         """What progress lines print: the master URL or the Connect address."""
         return self.remote or self.master
 
-    def table_location(self, table: str) -> Path:
+    def table_location(self, table: str) -> Location:
         """Storage path of a target table ``schema.table`` under the warehouse."""
         schema, name = split_table_name(table)
         return self.warehouse / schema / name
 
-    def checkpoint_for(self, model_name: str) -> Path:
+    def checkpoint_for(self, model_name: str) -> Location:
         return self.checkpoint_root / model_name
 
     def revealed_conf(self) -> dict[str, str]:

@@ -167,6 +167,7 @@ SPEC_HELPERS = (
     "runner.ddl",
     "runner.secrets",
     "runner.target_address",
+    "runner.storage",  # where a target keeps its tables: a local path or a URI
     "runner.expectations",
     "runner.sql",  # the SQL grammar (a sqlglot dialect): expectations parse their conditions
 )

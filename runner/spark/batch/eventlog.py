@@ -13,7 +13,6 @@ identity in the commit's ``userMetadata`` instead, where ``runner history --timi
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from pathlib import Path
 
 from pyspark.sql import Row, SparkSession
 from pyspark.sql import functions as F
@@ -24,6 +23,7 @@ from runner.spark.delta.statements import Transaction
 from runner.spark.delta.targets import delta_table_exists, missing_properties
 from runner.spark.session.conflicts import retry_on_conflict
 from runner.specs.target import TargetSpec
+from runner.storage import Location
 
 EVENT_LOG_SCHEMA = (
     "model STRING, batch_id BIGINT, query_id STRING, started_at TIMESTAMP, seconds DOUBLE, "
@@ -43,7 +43,7 @@ EVENT_LOG_SCHEMA = (
 EVENT_LOG_PROPERTIES = {"delta.checkpointInterval": "100"}
 
 
-def event_log_location(target: TargetSpec) -> Path:
+def event_log_location(target: TargetSpec) -> Location:
     return target.warehouse / "_runner" / "event_log"
 
 
@@ -124,7 +124,7 @@ def is_recorded(
     """Whether the event log holds the row of ``model``'s batch ``batch_id`` of query
     ``query_id`` (Delta's file statistics skip every file of other batches)."""
     location = event_log_location(target)
-    if not (location / "_delta_log").exists():
+    if not delta_table_exists(session, location):
         return False
     rows = (
         session.read.format("delta")
@@ -162,7 +162,7 @@ def ensure_event_log(spark: SparkSession, target: TargetSpec) -> None:
 def read_history(spark: SparkSession, target: TargetSpec, model: str, limit: int) -> list[Row]:
     """The newest ``limit`` event-log rows of ``model``, oldest first."""
     location = event_log_location(target)
-    if not (location / "_delta_log").exists():
+    if not delta_table_exists(spark, location):
         return []
     rows = (
         spark.read.format("delta")

@@ -14,7 +14,6 @@ expectation are left out of the batch view the model reads.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from py4j.protocol import Py4JError
 from pyspark.errors import PySparkException
@@ -32,6 +31,7 @@ from runner.expectations import (
 )
 from runner.spark.sources.quarantine import write_quarantine
 from runner.specs.model import ModelSpec
+from runner.storage import Location
 
 
 class ExpectationFailed(RunnerError):
@@ -63,7 +63,7 @@ def apply_expectations(
     batch_df: DataFrame,
     batch_id: int,
     *,
-    warehouse: Path,
+    warehouse: Location,
     query_id: str,
 ) -> tuple[DataFrame, ExpectationsApplied]:
     """Register the rows the model's statements may read as its batch view, and return them

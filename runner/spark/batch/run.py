@@ -8,15 +8,14 @@ batch that Spark replays after a crash does not apply twice.
 
 from __future__ import annotations
 
-import json
 import threading
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
-from pathlib import Path
 
 from pyspark.sql import DataFrame
 
+from runner.checkpoint_files import checkpoint_query_id
 from runner.error_text import first_line_with_cause
 from runner.errors import ModelSqlError, RunnerError
 from runner.model_sql import compile_batch
@@ -31,6 +30,7 @@ from runner.spark.delta.statements import StatementResult, run_statement, statem
 from runner.spark.sources.source_batch import BatchSourceContext, quarantine_rejected
 from runner.spark.sources.streams import prepare_batch
 from runner.specs.model import ModelSpec
+from runner.storage import Location
 
 
 class BatchFailed(RunnerError):
@@ -136,7 +136,7 @@ _CAST_FAILURES = ("[CAST_INVALID_INPUT]", "[CAST_OVERFLOW", "[NUMERIC_VALUE_OUT_
 
 
 def with_type_differences(
-    error: ModelSqlError, rows: DataFrame, target_location: Path, model: ModelSpec
+    error: ModelSqlError, rows: DataFrame, target_location: Location, model: ModelSpec
 ) -> ModelSqlError:
     """``error``, when a value of the batch did not fit the target, with a hint naming the
     columns whose types differ between the batch and the target."""
@@ -185,7 +185,7 @@ class BatchExecutor:
         self,
         project: Project,
         model: ModelSpec,
-        checkpoint: Path,
+        checkpoint: Location,
         on_batch: Callable[[BatchReport], None] | None = None,
         on_statement: Callable[[str, int, StatementResult], None] | None = None,
     ) -> None:
@@ -243,6 +243,8 @@ class BatchExecutor:
         """The streaming query's id, kept in the checkpoint: stable across restarts from the
         same checkpoint, new when the checkpoint is reset."""
         if self._query_id is None:
-            metadata = json.loads((self.checkpoint / "metadata").read_text())
-            self._query_id = str(metadata["id"])
+            found = checkpoint_query_id(self.checkpoint)
+            if found is None:
+                raise RuntimeError(f"no query id in {self.checkpoint / 'metadata'}")
+            self._query_id = found
         return self._query_id

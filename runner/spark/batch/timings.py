@@ -21,14 +21,14 @@ estimated.
 
 from __future__ import annotations
 
-import json
 import statistics
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
+from runner import storage
+from runner.checkpoint_files import checkpoint_query_id
 from runner.model_sql import DML_KEYWORDS
 from runner.spark.batch.eventlog import event_log_location, event_log_transaction
 from runner.spark.batch.report import BATCH_PHASES
@@ -36,6 +36,7 @@ from runner.spark.delta.delta_log import Commit, commits_of
 from runner.spark.delta.statements import Transaction, statement_transaction
 from runner.specs.model import ModelSpec
 from runner.specs.target import TargetSpec
+from runner.storage import Location
 
 # How far back the logs are read for the rows shown (their commits are among the newest), and
 # the clock's tolerance when a commit older than every row's start ends the search.
@@ -54,9 +55,9 @@ DELTA_TIMES = {
 class TimingFiles:
     """Where a model's timings are read from: the event log, its target, its checkpoint."""
 
-    event_log: Path
-    target: Path
-    checkpoint: Path
+    event_log: Location
+    target: Location
+    checkpoint: Location
 
 
 def timing_files(target: TargetSpec, model: ModelSpec) -> TimingFiles:
@@ -194,22 +195,10 @@ def _delta_times(commit: Commit | None) -> dict[str, float]:
     }
 
 
-def checkpoint_query_id(checkpoint: Path) -> str | None:
-    """The id of the query whose checkpoint this is (its ``metadata`` file); None when there is
-    none."""
-    try:
-        return str(json.loads((checkpoint / "metadata").read_text(encoding="utf-8"))["id"])
-    except (OSError, ValueError, KeyError):
-        return None
-
-
-def checkpoint_commit_ms(checkpoint: Path, batch_id: int) -> float | None:
+def checkpoint_commit_ms(checkpoint: Location, batch_id: int) -> float | None:
     """When Spark committed ``batch_id`` to the checkpoint (milliseconds since the epoch): the
     modification time of its file in ``commits/``; None when there is none."""
-    try:
-        return (checkpoint / "commits" / str(batch_id)).stat().st_mtime_ns / 1e6
-    except OSError:
-        return None
+    return storage.modified_ms(checkpoint / "commits" / str(batch_id))
 
 
 def median_timings(batches: list[BatchTimings]) -> BatchTimings:

@@ -1,26 +1,28 @@
-"""Commits of a local Delta table, read from its ``_delta_log`` JSON files: which commit a
+"""Commits of a Delta table, read from its ``_delta_log`` JSON files: which commit a
 transaction identity made, when, and its operation metrics. An identity is Delta's own
 (``txnAppId`` / ``txnVersion``, a ``txn`` action: the target's statements) or the runner's, kept
 as JSON in the commit's ``userMetadata`` (the event log's appends, which skip Delta's check).
 
-Pure Python over the files, newest commit first (what is looked for is recent: the commit of a
+Pure Python over the files (runner/storage.py: a local disk, or object storage through the
+session's Hadoop FileSystem), newest commit first (what is looked for is recent: the commit of a
 batch Spark replays, the commits of the batches ``runner history --timings`` shows). No Spark
-job, no DESCRIBE HISTORY. A table that is not a local directory (object storage) has no commits
-here, and callers then report nothing rather than a guess.
+job, no DESCRIBE HISTORY. A table this process cannot reach (another machine's disk, object
+storage over Spark Connect) has no commits here, and callers then report nothing rather than a
+guess.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
 
+from runner import storage
 from runner.spark.delta.statements import Transaction
+from runner.storage import Location
 
-_COMMIT_FILE = "[0-9]" * 20 + ".json"
+_COMMIT_FILE = re.compile(r"[0-9]{20}\.json")
 # a commit or a checkpoint (classic, multi-part or V2) of the log: a table is there
 _LOG_ENTRY = re.compile(r"[0-9]{20}\.(json|checkpoint\.)")
 
@@ -38,24 +40,25 @@ class Commit:
     transactions: frozenset[Transaction] = frozenset()
 
 
-def is_local_delta_table(table_location: Path) -> bool:
+def is_local_delta_table(table_location: Location) -> bool:
     """Whether a Delta table is at ``table_location``: its ``_delta_log`` holds a commit or a
     checkpoint. A directory listing, where DESCRIBE HISTORY ran a Spark job for each target at
     every start. An empty or half-made log is no table, as for Delta."""
     try:
-        return any(_LOG_ENTRY.match(name) for name in os.listdir(table_location / "_delta_log"))
-    except OSError:  # no such directory
+        names = storage.names_in(table_location / "_delta_log")
+    except storage.StorageUnavailable:
         return False
+    return any(_LOG_ENTRY.match(name) for name in names)
 
 
-def local_table_id(table_location: Path) -> str | None:
+def local_table_id(table_location: Location) -> str | None:
     """The Delta table id (``metaData.id``, fixed for a table's life: a table deleted and made
     again at the same place has a new one) from the table's first commit file; None when that
     file is not here (not a local table, or its log was cleaned up: ask Spark then)."""
     first = table_location / "_delta_log" / ("0" * 20 + ".json")
     try:
-        lines = first.read_text(encoding="utf-8").splitlines()
-    except OSError:
+        lines = storage.read_text(first).splitlines()
+    except (OSError, storage.StorageUnavailable):
         return None
     for line in lines:
         if '"metaData"' in line:
@@ -64,34 +67,36 @@ def local_table_id(table_location: Path) -> str | None:
     return None
 
 
-def local_data_files(table_location: Path) -> bool:
-    """Whether the local table directory holds any data file (outside ``_delta_log``): a table
+def local_data_files(table_location: Location) -> bool:
+    """Whether the table directory holds any data file (outside ``_delta_log``): a table
     that was ever written to, where CREATE TABLE alone writes none."""
-    if not table_location.is_dir():
-        return False
     return any(
-        "_delta_log" not in path.relative_to(table_location).parts
-        for path in table_location.rglob("*.parquet")
+        path.name.endswith(".parquet")
+        and "_delta_log" not in storage.relative_parts(path, table_location)
+        for path in storage.files_under(table_location)
     )
 
 
-def newest_commits(table_location: Path, limit: int) -> Iterator[Commit]:
+def newest_commits(table_location: Location, limit: int) -> Iterator[Commit]:
     """The newest ``limit`` commits of the table at ``table_location``, newest first; none when
-    it is not a local Delta table. A commit file removed meanwhile (log clean-up) is passed."""
+    it is not a Delta table this process reaches. A commit file removed meanwhile (log
+    clean-up) is passed."""
     log = table_location / "_delta_log"
-    if not log.is_dir():
+    try:
+        names = storage.names_in(log)
+    except storage.StorageUnavailable:
         return
-    for path in sorted(log.glob(_COMMIT_FILE), reverse=True)[:limit]:
-        commit = read_commit(path)
+    for name in sorted((n for n in names if _COMMIT_FILE.fullmatch(n)), reverse=True)[:limit]:
+        commit = read_commit(log / name)
         if commit is not None:
             yield commit
 
 
-def read_commit(path: Path) -> Commit | None:
+def read_commit(path: Location) -> Commit | None:
     """The commit in the log file ``path`` (``00000000000000000012.json``); None when the file
     is gone. Only the ``txn`` and ``commitInfo`` actions are parsed."""
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
+        lines = storage.read_text(path).splitlines()
     except OSError:
         return None
     info: dict = {}
@@ -136,14 +141,14 @@ def declared_identity(user_metadata: object) -> Transaction | None:
         return None
 
 
-def commit_of(table_location: Path, txn: Transaction, limit: int) -> Commit | None:
+def commit_of(table_location: Location, txn: Transaction, limit: int) -> Commit | None:
     """The commit ``txn`` made, among the newest ``limit`` commits of the table; None when it is
     not there."""
     return commits_of(table_location, {txn}, limit=limit).get(txn)
 
 
 def commits_of(
-    table_location: Path,
+    table_location: Location,
     transactions: set[Transaction],
     *,
     limit: int,

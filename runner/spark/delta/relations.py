@@ -2,19 +2,18 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from pyspark.sql import SparkSession
 
 from runner.model_sql import CompiledStatement
 from runner.spark.delta.statements import run_statement
 from runner.spark.delta.targets import delta_table_exists, forget_stale_registration
+from runner.storage import Location
 
 
 def attach_existing(
     spark: SparkSession,
     table: str,
-    location: Path,
+    location: Location,
     create_schema: CompiledStatement,
     attach: CompiledStatement,
 ) -> bool:

@@ -11,10 +11,9 @@ Only the newest ``SCAN_LIMIT`` commits are read: a replay is always of one of th
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from runner.spark.delta.delta_log import commit_of
 from runner.spark.delta.statements import Transaction
+from runner.storage import Location
 
 SCAN_LIMIT = 200
 # operationMetrics of a MERGE commit -> the names of the MERGE statement's own result columns
@@ -25,7 +24,7 @@ _METRICS = {
 }
 
 
-def committed_metrics(table_location: Path, txn: Transaction) -> dict[str, int] | None:
+def committed_metrics(table_location: Location, txn: Transaction) -> dict[str, int] | None:
     """The MERGE counts of the commit of ``table_location`` made under ``txn``, or None when no
     such commit is among the newest SCAN_LIMIT (or the table is not a local Delta table)."""
     commit = commit_of(table_location, txn, limit=SCAN_LIMIT)

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 from pyspark.errors import AnalysisException
 from pyspark.sql import SparkSession
 
+from runner import storage
 from runner.errors import ConfigError
 from runner.model_sql import compile_setup, set_properties_statement
 from runner.project import Project
@@ -15,6 +15,7 @@ from runner.secrets import reveal_all
 from runner.spark.delta.delta_log import is_local_delta_table
 from runner.spark.delta.statements import StatementResult, run_statement
 from runner.specs.model import ModelSpec
+from runner.storage import Location
 
 
 def ensure_target(spark: SparkSession, project: Project, model: ModelSpec) -> list[StatementResult]:
@@ -46,12 +47,13 @@ def missing_properties(spark: SparkSession, table: str, wanted: dict[str, str]) 
     return {key: wanted[key] for key, value in values.items() if existing.get(key) != value}
 
 
-def delta_table_exists(spark: SparkSession, location: Path) -> bool:
-    """Whether a Delta table is at ``location``. In a local warehouse, from the files of its
+def delta_table_exists(spark: SparkSession, location: Location) -> bool:
+    """Whether a Delta table is at ``location``. Where this process reaches the warehouse (a
+    local disk, object storage through the session's JVM), from the files of its
     ``_delta_log``: no Spark job (DESCRIBE HISTORY ran one per target at every start).
-    Where the location's directory is not on this machine (object storage), Spark is asked, in
+    Elsewhere (another machine's disk, object storage over Spark Connect), Spark is asked, in
     SQL: over Spark Connect the DeltaTable API needs Delta's Connect plugin on the server."""
-    if location.parent.is_dir():
+    if storage.reachable(location) and storage.is_dir(location.parent):
         return is_local_delta_table(location)
     try:
         spark.sql(f"DESCRIBE HISTORY delta.`{location}` LIMIT 1").collect()
@@ -60,7 +62,7 @@ def delta_table_exists(spark: SparkSession, location: Path) -> bool:
     return True
 
 
-def latest_version(spark: SparkSession, location: Path) -> int:
+def latest_version(spark: SparkSession, location: Location) -> int:
     """The newest version of the Delta table at ``location`` (in SQL, as delta_table_exists)."""
     return int(spark.sql(f"DESCRIBE HISTORY delta.`{location}` LIMIT 1").collect()[0]["version"])
 
@@ -71,26 +73,24 @@ def reset_model(spark: SparkSession, project: Project, model: ModelSpec) -> list
     removed, for the operator to read."""
     removed = []
     checkpoint = project.target.checkpoint_for(model.name)
-    if checkpoint.exists():
-        shutil.rmtree(checkpoint)
+    if storage.remove(checkpoint):
         removed.append(f"checkpoint {checkpoint}")
     setup = compile_setup(project, model)
     _forget_stale_registration(spark, model, setup.table, setup.location)
     spark.sql(f"DROP TABLE IF EXISTS {setup.table}")
-    if setup.location.exists():
-        shutil.rmtree(setup.location)
+    if storage.remove(setup.location):
         removed.append(f"table {setup.table} at {setup.location}")
     return removed
 
 
 def _forget_stale_registration(
-    spark: SparkSession, model: ModelSpec, table: str, location: Path
+    spark: SparkSession, model: ModelSpec, table: str, location: Location
 ) -> None:
     forget_stale_registration(spark, table, location, file=model.file, line=model.config_line)
 
 
 def forget_stale_registration(
-    spark: SparkSession, table: str, location: Path, *, file: Path, line: int | None = None
+    spark: SparkSession, table: str, location: Location, *, file: Path, line: int | None = None
 ) -> None:
     """The name may already be registered in this session for another location (another
     project, or a target whose warehouse moved). An external registration is only a name, so
@@ -108,7 +108,7 @@ def forget_stale_registration(
     if found is None:
         return
     registered, kind = found
-    if Path(registered) == location:
+    if storage.same_location(registered, location):
         return
     if kind != "EXTERNAL":
         raise ConfigError(

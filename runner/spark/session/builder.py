@@ -18,7 +18,8 @@ from pyspark.sql import SparkSession
 from runner.error_text import first_line
 from runner.errors import ConfigError, SetupError
 from runner.processes import with_extra_jvm_options
-from runner.spark.session.jars import delta_coordinates, resolve_jars
+from runner.spark.session.hadoop_files import attach_session_files
+from runner.spark.session.jars import delta_coordinates, resolve_jars, storage_coordinates
 from runner.spark.session.jvm_stderr import without_incubator_warning
 from runner.specs.target import TargetSpec
 from runner.target_address import TargetUnreachable, check_reachable, unreachable_message
@@ -46,7 +47,8 @@ DEFAULT_CONF = {
 
 def session_conf(target: TargetSpec, extra_jars: list[str] | None = None) -> dict[str, str]:
     """Every Spark setting of a session for ``target`` (pure: no JVM is started)."""
-    jars = [str(p) for p in resolve_jars(delta_coordinates() + list(extra_jars or []))]
+    coordinates = delta_coordinates() + storage_coordinates(target) + list(extra_jars or [])
+    jars = [str(p) for p in resolve_jars(coordinates)]
     conf = {**DEFAULT_CONF, "spark.sql.warehouse.dir": str(target.warehouse)}
     conf.update(target.revealed_conf())
     conf["spark.jars"] = ",".join(filter(None, [conf.get("spark.jars", ""), *jars]))
@@ -88,6 +90,7 @@ def build_session(
             raise
         raise java_did_not_start() from None
     spark.sparkContext.setLogLevel("ERROR")
+    attach_session_files(spark, remote=False)
     return spark
 
 
@@ -146,6 +149,7 @@ def connect_session(target: TargetSpec) -> SparkSession:
     # Released while the interpreter still runs: a Connect session left to the garbage
     # collector at exit can hang in gRPC's channel close, after the command has finished.
     atexit.register(release_connect_session, spark)
+    attach_session_files(spark, remote=True)
     conf = {k: DEFAULT_CONF[k] for k in CONNECT_SESSION_DEFAULTS} | target.revealed_conf()
     for key, value in conf.items():
         try:

@@ -1,4 +1,5 @@
-"""Resolve the JVM jars Spark needs (Delta, later the Kafka connector) from Maven Central.
+"""Resolve the JVM jars Spark needs (Delta, the Kafka connector, the S3A connector) from Maven
+Central.
 
 The delta-spark wheel carries no jars, and Spark's own Ivy resolution is slow and opaque. We
 write a tiny pom, let ``mvn`` resolve it, and copy into a cache directory the jars that pyspark
@@ -20,9 +21,17 @@ import tempfile
 from pathlib import Path
 
 from runner.errors import SetupError
+from runner.specs.target import TargetSpec
+from runner.storage import scheme_of
 
 DELTA_VERSION = "4.4.0"
 SCALA_BINARY = "2.13"
+# The AWS SDK v2 that hadoop-aws declares (hadoop-project's aws-java-sdk-v2.version); S3A needs
+# only these modules of it, not the `bundle` of every AWS service hadoop-aws depends on.
+AWS_SDK_VERSION = "2.35.4"
+S3A_SDK_MODULES = ("s3", "s3-transfer-manager", "sts")
+# Taken alone: their declared dependencies are what the modules above replace.
+WITHOUT_DEPENDENCIES = frozenset({"org.apache.hadoop:hadoop-aws"})
 MANIFEST = "jars.txt"
 _COORDINATE = re.compile(r"^\s*([\w.\-]+):([\w.\-]+):jar:([\w.\-]+):(compile|runtime)")
 
@@ -44,6 +53,31 @@ def delta_coordinates() -> list[str]:
     """Maven coordinates of Delta Lake for the installed pyspark (major.minor)."""
     major_minor = ".".join(pyspark_version().split(".")[:2])
     return [f"io.delta:delta-spark_{major_minor}_{SCALA_BINARY}:{DELTA_VERSION}"]
+
+
+def pyspark_hadoop_version() -> str:
+    """The Hadoop client version pyspark ships (``hadoop-client-api-3.5.0.jar``): the version of
+    any Hadoop connector Spark loads beside it."""
+    for jar in pyspark_jars_dir().glob("hadoop-client-api-*.jar"):
+        return jar.name.removeprefix("hadoop-client-api-").removesuffix(".jar")
+    raise SetupError(
+        f"no hadoop-client-api jar in {pyspark_jars_dir()}: cannot tell which hadoop-aws matches",
+        hint="reinstall pyspark (pip install -e .)",
+    )
+
+
+def s3a_coordinates() -> list[str]:
+    """Maven coordinates of the S3A connector (``s3a://``) for the installed pyspark: hadoop-aws
+    of pyspark's Hadoop and the AWS SDK modules it uses."""
+    sdk = [f"software.amazon.awssdk:{module}:{AWS_SDK_VERSION}" for module in S3A_SDK_MODULES]
+    return [f"org.apache.hadoop:hadoop-aws:{pyspark_hadoop_version()}", *sdk]
+
+
+def storage_coordinates(target: TargetSpec) -> list[str]:
+    """The Hadoop connector ``target``'s warehouse and checkpoints need: S3A for ``s3a://``;
+    none on a local disk (so a local target downloads nothing for it)."""
+    schemes = {scheme_of(target.warehouse), scheme_of(target.checkpoint_root)}
+    return s3a_coordinates() if "s3a" in schemes else []
 
 
 def default_cache_dir() -> Path:
@@ -156,9 +190,15 @@ def _parse_listing(text: str) -> list[tuple[str, str, str]]:
 
 def _dependency(coordinate: str) -> str:
     group, artifact, version = coordinate.split(":")
+    exclusions = (
+        "<exclusions><exclusion><groupId>*</groupId><artifactId>*</artifactId></exclusion>"
+        "</exclusions>"
+        if f"{group}:{artifact}" in WITHOUT_DEPENDENCIES
+        else ""
+    )
     return (
         f"    <dependency><groupId>{group}</groupId><artifactId>{artifact}</artifactId>"
-        f"<version>{version}</version></dependency>"
+        f"<version>{version}</version>{exclusions}</dependency>"
     )
 
 

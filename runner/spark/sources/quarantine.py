@@ -25,7 +25,6 @@ Exactly once
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Literal
 
 from pyspark.sql import DataFrame, SparkSession
@@ -41,6 +40,7 @@ from runner.lineage import (
 )
 from runner.spark.delta.statements import Transaction
 from runner.spark.session.conflicts import retry_on_conflict
+from runner.storage import Location
 
 SourceKind = Literal["kafka", "json", "csv", "expectation"]
 # The columns a rejected-rows DataFrame must have (the optional ones, filled with null when
@@ -67,7 +67,9 @@ def quarantine_transaction(
     return Transaction(f"{query_id}:{model_name}:quarantine:{stage}", batch_id)
 
 
-def ensure_quarantine_table(session: SparkSession, model_name: str, warehouse: Path) -> Path:
+def ensure_quarantine_table(
+    session: SparkSession, model_name: str, warehouse: Location
+) -> Location:
     """Create (or register) the model's quarantine table; once per Spark application."""
     location = quarantine_location(warehouse, model_name)
     # spark.app.id, not sparkContext: a batch over Spark Connect has no SparkContext
@@ -88,7 +90,7 @@ def write_quarantine(
     model_name: str,
     batch_id: int,
     source: SourceKind,
-    warehouse: Path,
+    warehouse: Location,
     query_id: str | None = None,
     stage: str | None = None,
 ) -> None:

@@ -20,6 +20,7 @@ from pyspark.sql import functions as F
 
 from runner.spark.sources.columns import REASON_COLUMN
 from runner.spark.sources.quarantine import SourceKind, ensure_quarantine_table, write_quarantine
+from runner.storage import Location
 
 
 @dataclass(frozen=True)
@@ -28,7 +29,7 @@ class BatchSourceContext:
 
     model_name: str
     batch_id: int
-    warehouse: Path
+    warehouse: Location
     # The streaming query's id (checkpoint metadata), for idempotent source-side writes; when
     # None, the quarantine write reads it from the Spark thread running the batch.
     query_id: str | None = None

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
@@ -19,10 +18,11 @@ from runner.specs.stream import (
     StreamSpec,
     TriggerSpec,
 )
+from runner.storage import Location
 
 
 def read_stream(
-    spark: SparkSession, stream: StreamSpec, ref_location: Path | None = None
+    spark: SparkSession, stream: StreamSpec, ref_location: Location | None = None
 ) -> DataFrame:
     """The streaming DataFrame a model's micro-batches come from.
 

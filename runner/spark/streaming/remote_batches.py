@@ -35,6 +35,7 @@ from runner.spark.batch.report import BatchReport
 from runner.spark.batch.run import BatchExecutor
 from runner.spark.delta.statements import StatementResult
 from runner.specs.target import TargetSpec
+from runner.storage import Location
 
 
 def query_session(spark: SparkSession, target: TargetSpec) -> SparkSession:
@@ -54,7 +55,7 @@ class RemoteBatch:
     target: str
     vars: dict[str, Any]
     model: str
-    checkpoint: Path
+    checkpoint: Location
     _executor: BatchExecutor | None = None  # built in the worker, on the first batch
 
     def __call__(self, batch_df: DataFrame, batch_id: int) -> None:

@@ -7,10 +7,9 @@ elsewhere (object storage) from ``DESCRIBE DETAIL``.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from pyspark.sql import SparkSession
 
+from runner import storage
 from runner.checkpoint_owner import (
     ADOPT_FLAG,
     MismatchKind,
@@ -27,6 +26,7 @@ from runner.project import Project
 from runner.spark.delta.delta_log import local_data_files, local_table_id
 from runner.spark.delta.targets import delta_table_exists
 from runner.specs.model import ModelSpec
+from runner.storage import Location
 
 # What --adopt-state does with each mismatch, as the run says it.
 ADOPTED: dict[MismatchKind, str] = {
@@ -53,7 +53,7 @@ def guard_models(
         if not adopt:
             raise mismatch
         adopted.append(f"{model.name}: {ADOPT_FLAG}: {ADOPTED[mismatch.kind]}")
-        owner_path(project.target.checkpoint_for(model.name)).unlink(missing_ok=True)
+        storage.remove(owner_path(project.target.checkpoint_for(model.name)))
     return adopted
 
 
@@ -94,7 +94,7 @@ def expected_record(project: Project, model: ModelSpec, table_id: str) -> OwnerR
     )
 
 
-def target_facts(spark: SparkSession, location: Path, *, need_data: bool) -> TargetFacts:
+def target_facts(spark: SparkSession, location: Location, *, need_data: bool) -> TargetFacts:
     """The table id at ``location`` (None: no Delta table there) and, with ``need_data``,
     whether it holds data files."""
     if not delta_table_exists(spark, location):

@@ -32,6 +32,7 @@ from runner.spark.testing.frames import text_rows, typed_frame
 from runner.specs.model import ModelSpec
 from runner.specs.unit_tests import Rows, UnitTestSpec, checked_rows
 from runner.specs.values import Column
+from runner.storage import Location
 
 # Settings for a few rows, for the length of a test: one shuffle partition (the target's count is
 # sized for real batches and would only make each MERGE write more tiny files) and no adaptive
@@ -111,7 +112,7 @@ def _compare(
     return diff_rows(wanted, text_rows(actual, named), named, keys)
 
 
-def _changes_since(spark: SparkSession, location: Path, version: int) -> DataFrame:
+def _changes_since(spark: SparkSession, location: Location, version: int) -> DataFrame:
     """The Change Data Feed rows of the versions after ``version`` (the batches' commits)."""
     reader = spark.read.format("delta").option("readChangeFeed", "true")
     if latest_version(spark, location) <= version:
