@@ -12,7 +12,7 @@ from pathlib import Path
 
 from runner.object_paths import parse_object_uri
 from runner.s3_client import s3_client
-from runner_devtools.object_store import LocalBucket
+from runner_devtools.object_store import LocalBucket, local_object_store
 from tests.conftest import land_events, write_project
 from tests.s3.conftest import on_s3
 from tests.spark.processes import StreamProcess
@@ -89,3 +89,37 @@ def test_two_runs_race_one_wins_and_a_killed_winners_lease_is_taken_over(
         assert listed["KeyCount"] == 0, output
     finally:
         os.environ.pop("RUNNER_LOCK_LEASE_SECONDS", None)
+
+
+def test_a_run_that_cannot_renew_its_lease_stops_with_its_jvm(tmp_path: Path) -> None:
+    """The store goes away under a running `runner stream`: one line, exit 1, and its Spark
+    JVM ends with it, before the lease it can no longer renew expires."""
+    from runner.processes import alive, children
+
+    with local_object_store("outage", tmp_path / "store") as bucket:
+        project = on_s3(write_project(tmp_path / "outage", {"orders": MODEL}), bucket, "o")
+        land_events(project / "landing" / "orders", "a.json", [EVENT])
+        os.environ["RUNNER_LOCK_LEASE_SECONDS"] = "9"
+        try:
+            stream = StreamProcess(project, command=["stream", "--model", "orders"])
+        finally:
+            os.environ.pop("RUNNER_LOCK_LEASE_SECONDS", None)
+        client = s3_client(bucket.settings)
+        lease = parse_object_uri(bucket.uri("o", "checkpoints", "orders.lock"))
+        deadline = time.monotonic() + 120
+        while client.list_objects_v2(Bucket=lease.bucket, Prefix=lease.key)["KeyCount"] == 0:
+            assert stream.process.poll() is None and time.monotonic() < deadline, stream.lines
+            time.sleep(0.2)
+        bucket.store.stop()
+        seen: set[int] = set()
+        while stream.process.poll() is None and time.monotonic() < deadline:
+            seen.update(children(stream.process.pid))  # its JVM, once started
+            time.sleep(0.1)
+        output = finished(stream)
+    assert stream.process.returncode == 1, output
+    assert re.search(
+        rf"error: could not renew the lease {re.escape(lease.uri)} for 6 s \(cannot write the "
+        r"lease object .*\); stopping now so that this run writes nothing more without it",
+        output,
+    ), output
+    assert not [pid for pid in seen if alive(pid)], "the run's JVM outlived it"
