@@ -162,6 +162,7 @@ class Lease:
     _threads: list[threading.Thread] = field(default_factory=list, repr=False)
     _lost: str | None = field(default=None, repr=False)
     _last_error: str = field(default="no renewal succeeded", repr=False)
+    _losing: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     @property
     def client(self) -> Any:
@@ -315,10 +316,11 @@ class Lease:
                 return
 
     def _lose(self, reason: str) -> None:
-        if self._lost is not None or self._stop.is_set():
-            return
-        self._lost = reason
-        self._stop.set()
+        with self._losing:  # the heartbeat and the watchdog may both find it lost: once
+            if self._lost is not None or self._stop.is_set():
+                return
+            self._lost = reason
+            self._stop.set()
         self.on_lost(
             f"{reason}; stopping now so that this run writes nothing more without it. Start "
             "the run again when the store is reachable: it resumes from its checkpoint"
