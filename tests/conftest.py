@@ -134,7 +134,7 @@ def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SparkSession]:
     """The suite's one SparkSession: real Spark, real Delta, small and quiet. Only tests that ask
     for it start a JVM (pyspark is imported here, lazily, for the same reason)."""
     from runner.spark.session.builder import build_session
-    from runner.spark.session.jars import pyspark_version
+    from runner.spark.session.jars import pyspark_version, s3a_coordinates
     from runner.spark.sources.kafka import connector_coordinates
     from runner.specs.target import TargetSpec
 
@@ -150,8 +150,9 @@ def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SparkSession]:
     os.environ["RUNNER_JVM_OPTIONS"] = SUITE_JVM_OPTIONS
     # with Spark's Kafka connector, so `runner run` of a Kafka model can run in-process (``cli``)
     kafka = connector_coordinates(pyspark_version())
+    s3a = s3a_coordinates()  # and S3A: tests/s3 run commands on targets on s3a:// in-process
     try:
-        session = build_session(target, app_name="runner-tests", extra_jars=kafka)
+        session = build_session(target, app_name="runner-tests", extra_jars=kafka + s3a)
     finally:
         os.environ["RUNNER_JVM_OPTIONS"] = short_lived
     yield session

@@ -141,8 +141,11 @@ def storage_jars_check(project: Project, cache_dir: Path | None = None) -> list[
                 "and the network)",
             )
         ]
-    names = ", ".join(sorted(jar.name for jar in jars if "delta" not in jar.name))
-    return [Check("storage jars", True, f"{len(jars)} jars in {entry}: {names}")]
+    delta = {jar.name for jar in cached_jars(cache_entry(delta_coordinates(), cache_dir)) or []}
+    own = [jar for jar in jars if jar.name not in delta]
+    size = sum(jar.stat().st_size for jar in own) / 1e6
+    found = f"{len(own)} jars ({size:.1f} MB) for {', '.join(connector[:1])} and its AWS SDK"
+    return [Check("storage jars", True, f"{found} in {entry}")]
 
 
 def target_check(project: Project) -> Check:

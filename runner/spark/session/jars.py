@@ -30,6 +30,8 @@ SCALA_BINARY = "2.13"
 # only these modules of it, not the `bundle` of every AWS service hadoop-aws depends on.
 AWS_SDK_VERSION = "2.35.4"
 S3A_SDK_MODULES = ("s3", "s3-transfer-manager", "sts")
+# S3A's input streams: every S3A filesystem loads this library's client when it starts
+ANALYTICS_ACCELERATOR = "software.amazon.s3.analyticsaccelerator:analyticsaccelerator-s3:1.3.1"
 # Taken alone: their declared dependencies are what the modules above replace.
 WITHOUT_DEPENDENCIES = frozenset({"org.apache.hadoop:hadoop-aws"})
 MANIFEST = "jars.txt"
@@ -70,7 +72,7 @@ def s3a_coordinates() -> list[str]:
     """Maven coordinates of the S3A connector (``s3a://``) for the installed pyspark: hadoop-aws
     of pyspark's Hadoop and the AWS SDK modules it uses."""
     sdk = [f"software.amazon.awssdk:{module}:{AWS_SDK_VERSION}" for module in S3A_SDK_MODULES]
-    return [f"org.apache.hadoop:hadoop-aws:{pyspark_hadoop_version()}", *sdk]
+    return [f"org.apache.hadoop:hadoop-aws:{pyspark_hadoop_version()}", ANALYTICS_ACCELERATOR, *sdk]
 
 
 def storage_coordinates(target: TargetSpec) -> list[str]:
