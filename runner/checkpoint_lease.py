@@ -163,6 +163,7 @@ class Lease:
     _lost: str | None = field(default=None, repr=False)
     _last_error: str = field(default="no renewal succeeded", repr=False)
     _losing: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    _attempted: Holder | None = field(default=None, repr=False)
 
     @property
     def client(self) -> Any:
@@ -196,6 +197,8 @@ class Lease:
                 continue  # released between our create and our read
             etag, holder = found
             now = self.clock()
+            if self._wrote(etag, holder):
+                break  # our create landed, but its answer was lost and the retry refused
             if holder is None:
                 raise LeaseBusy(
                     f"the lease object {self.uri} cannot be read (not the runner's JSON)",
@@ -238,6 +241,7 @@ class Lease:
     def _put(self, holder: Holder, **condition: str) -> bool:
         """One conditional PUT; False when its condition does not hold (412, or 409: a
         concurrent conditional write won, or 404: the object is gone)."""
+        self._attempted = holder
         try:
             response = self.client.put_object(
                 Bucket=self.location.bucket,
@@ -254,12 +258,21 @@ class Lease:
         self._holder = holder
         return True
 
+    def _wrote(self, etag: str, holder: Holder | None) -> bool:
+        """Whether the object is the one this process last tried to write (botocore retries a
+        request whose answer was lost; the retry then fails the condition its first attempt
+        changed). If so, it is ours: keep its etag."""
+        if holder is None or self._attempted is None or holder.token != self._attempted.token:
+            return False
+        self._etag, self._holder = etag, holder
+        return True
+
     def _read(self) -> tuple[str, Holder | None] | None:
         try:
             response = self.client.get_object(Bucket=self.location.bucket, Key=self.location.key)
             body = response["Body"].read()
         except Exception as exc:
-            if _status(exc) == 404:
+            if _status(exc) == 404 and not _no_bucket(exc):
                 return None
             raise self._failed("read", exc) from exc
         return response["ETag"], Holder.parse(body)
@@ -284,7 +297,10 @@ class Lease:
         the one this process wrote. Raises LeaseLost when refused, LeaseError when failed."""
         assert self._holder is not None and self._etag is not None
         renewed = self._new_holder(since=self._holder.since)
-        if not self._put(renewed, IfMatch=self._etag):
+        if self._put(renewed, IfMatch=self._etag):
+            return
+        found = self._read()
+        if found is None or not self._wrote(*found):
             raise LeaseLost(f"the lease {self.uri} was taken over or deleted by another process")
 
     def _start_heartbeat(self) -> None:
@@ -361,8 +377,13 @@ def _status(exc: Exception) -> int | None:
 
 def _condition_failed(exc: Exception) -> bool:
     """412 (the condition does not hold), 409 (a concurrent conditional write), 404 (If-Match
-    on an object that is gone)."""
-    return _status(exc) in (412, 409, 404)
+    on an object that is gone; a missing bucket is an error)."""
+    return _status(exc) in (412, 409, 404) and not _no_bucket(exc)
+
+
+def _no_bucket(exc: Exception) -> bool:
+    response = getattr(exc, "response", None)
+    return isinstance(response, dict) and response.get("Error", {}).get("Code") == "NoSuchBucket"
 
 
 def _utc(epoch: float) -> str:

@@ -16,6 +16,7 @@ import pytest
 from runner.checkpoint_lease import (
     Lease,
     LeaseBusy,
+    LeaseError,
     LeaseLost,
     LeaseTiming,
 )
@@ -151,3 +152,34 @@ def test_an_unreachable_store_stops_the_run_before_the_lease_expires(tmp_path: P
     assert "stopping now so that this run writes nothing more without it" in lines[0]
     # stopped while the lease still held: one heartbeat before it would expire
     assert lease._holder is not None and stopped_at < lease._holder.expires
+
+
+def test_a_write_whose_answer_was_lost_is_recognised_as_ours(s3: LocalBucket, root: str) -> None:
+    """botocore retries a request whose answer it lost; if the first attempt landed, the retry
+    fails its condition. The lease reads the object back: its own write (its token) is not a
+    lost lease; anyone else's is."""
+    lease = lease_of(s3, root, timing=LeaseTiming())  # no heartbeat during the test
+    lease.take()
+    try:
+        client = s3_client(s3.settings)
+        for writer, ours in ((lease, True), (lease_of(s3, root), False)):
+            landed = writer._new_holder()
+            client.put_object(
+                Bucket=lease.location.bucket, Key=lease.location.key, Body=landed.body()
+            )
+            writer._attempted = landed  # what the attempt whose answer was lost wrote
+            found = lease._read()
+            assert found is not None
+            assert lease._wrote(*found) is ours
+            if ours:
+                assert lease._etag == found[0]
+        with pytest.raises(LeaseLost):  # the object is someone else's now
+            lease.renew()
+    finally:
+        lease.release()
+
+
+def test_a_missing_bucket_is_an_error_not_a_busy_lease(s3: LocalBucket) -> None:
+    lease = lease_of(s3, "s3a://no-such-bucket/checkpoints")
+    with pytest.raises(LeaseError, match="cannot write the lease object s3a://no-such-bucket/"):
+        lease.take()
