@@ -22,6 +22,8 @@ from pathlib import Path
 from runner.errors import SetupError
 
 DELTA_VERSION = "4.4.0"
+# The JDBC driver of a Hive metastore on PostgreSQL (a target's catalog:), fetched only then.
+POSTGRESQL_JDBC = "org.postgresql:postgresql:42.7.4"
 SCALA_BINARY = "2.13"
 MANIFEST = "jars.txt"
 _COORDINATE = re.compile(r"^\s*([\w.\-]+):([\w.\-]+):jar:([\w.\-]+):(compile|runtime)")
