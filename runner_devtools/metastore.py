@@ -216,6 +216,8 @@ class LocalMetastore:
             raise MetastoreError(
                 f"initdb of {self.data_dir} failed (exit {result.returncode})",
                 detail=(result.stdout + result.stderr)[-2000:],
+                hint=f"under root PostgreSQL runs as '{SERVICE_USER}', which must be able to "
+                "enter every folder above it: choose another --dir (not in a private one)",
             )
 
     @staticmethod

@@ -18,7 +18,7 @@ from pyspark.sql import SparkSession
 
 def main() -> None:
     settings, table, signals = json.loads(sys.argv[1]), sys.argv[2], Path(sys.argv[3])
-    builder = SparkSession.builder.master("local[1]").appName("another-job")
+    builder = SparkSession.builder.master("local[2]").appName("another-job")
     for key, value in settings.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()

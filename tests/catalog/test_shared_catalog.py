@@ -10,9 +10,11 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -33,11 +35,17 @@ EXPECTED = [
 
 
 @pytest.fixture(scope="module")
-def metastore(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalMetastore]:
-    server = LocalMetastore(tmp_path_factory.mktemp("metastore"))
-    server.start(tied=True)
-    yield server
-    server.stop()
+def metastore() -> Iterator[LocalMetastore]:
+    """One PostgreSQL for the module. Not in pytest's tmp_path: that folder is private to root,
+    and under root the server runs as the postgres user."""
+    directory = Path(tempfile.mkdtemp(prefix="runner-metastore-"))
+    server = LocalMetastore(directory)
+    try:
+        server.start(tied=True)
+        yield server
+    finally:
+        server.stop()
+        shutil.rmtree(directory, ignore_errors=True)
 
 
 def shared_project(project: Path, settings: Settings) -> None:
@@ -58,9 +66,10 @@ def another_job_settings(settings: Settings, warehouse: Path) -> dict[str, str]:
     """What docs/deploy.md tells another job to set, with the jars from the runner's cache."""
     from runner.spark.session.jars import POSTGRESQL_JDBC, delta_coordinates, resolve_jars
 
-    jars = resolve_jars(delta_coordinates()) + resolve_jars([POSTGRESQL_JDBC])
+    driver = resolve_jars([POSTGRESQL_JDBC])
     return {
-        "spark.jars": ",".join(str(jar) for jar in jars),
+        "spark.jars": ",".join(str(jar) for jar in resolve_jars(delta_coordinates())),
+        "spark.driver.extraClassPath": os.pathsep.join(str(jar) for jar in driver),
         "spark.sql.extensions": "io.delta.sql.DeltaSparkSessionExtension",
         "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.delta.catalog.DeltaCatalog",
         "spark.sql.catalogImplementation": "hive",
@@ -73,6 +82,11 @@ def another_job_settings(settings: Settings, warehouse: Path) -> dict[str, str]:
         "spark.hadoop.datanucleus.schema.autoCreateColumns": "true",
         "spark.hadoop.datanucleus.schema.autoCreateConstraints": "false",
         "spark.hadoop.hive.metastore.schema.verification": "false",
+        # small and quiet on a busy machine (Delta reads a snapshot in 50 tasks by default)
+        "spark.databricks.delta.snapshotPartitions": "2",
+        "spark.sql.shuffle.partitions": "2",
+        "spark.ui.enabled": "false",
+        "spark.ui.showConsoleProgress": "false",
     }
 
 
@@ -99,7 +113,7 @@ class Reader:
         for line in self.process.stdout:
             self.lines.append(line.rstrip("\n"))
 
-    def read(self, timeout: float = 240) -> dict:
+    def read(self, timeout: float = 600) -> dict:
         (self.signals / f"read-{self.reads}").touch()
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline and self.process.poll() is None:
