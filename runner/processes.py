@@ -142,12 +142,14 @@ def launch(
     port: int | None = None,
     timeout: float = START_TIMEOUT_SECONDS,
     tied: bool = False,
+    run_as: tuple[int, int] | None = None,
 ) -> int:
     """Start ``command`` in its own session (Ctrl-C in the terminal does not reach it), its
     output appended to ``log`` and its PID written to ``pid_file``, and wait until ``ready()``.
     Returns the PID. With ``port``, the port must be free first: a server killed a moment ago
     can still accept on it while it exits, and this one would seem ready before it listens.
-    ``tied``: it gets SIGTERM when this process dies (tests)."""
+    ``tied``: it gets SIGTERM when this process dies (tests). ``run_as``: (uid, gid) to run
+    it as, without this process's supplementary groups (a server that refuses root)."""
     if port is not None and not wait_port_free(port, PORT_FREE_TIMEOUT_SECONDS):
         raise ProcessStartError(
             f"cannot start the {what}: port {port} on 127.0.0.1 is in use",
@@ -163,6 +165,9 @@ def launch(
             env=env,
             start_new_session=True,
             preexec_fn=die_with_parent if tied else None,
+            user=run_as[0] if run_as else None,
+            group=run_as[1] if run_as else None,
+            extra_groups=[] if run_as else None,
         )
     # spark-class and spark-submit end in `exec java ...`: this pid is the JVM's.
     pid_file.write_text(f"{process.pid}\n")

@@ -12,6 +12,7 @@ from pathlib import Path
 from runner.choices import is_one_of
 from runner.errors import ConfigError
 from runner.secrets import render_env_vars
+from runner.specs.catalog import CATALOG_KEYS, CATALOG_TYPES, JDBC_DRIVERS, CatalogSpec
 from runner.specs.lint import LINT_SEVERITIES, LintSettings, LintSeverity
 from runner.specs.target import TargetSpec
 from runner.storage import Location, parse_location
@@ -21,7 +22,7 @@ from runner.yaml_loader import YamlMap, check_keys, untemplated
 
 DEFAULT_TARGET = "local"  # the target of a project.yml with no targets: (local[*], target/local)
 # The keys each target may set (runner/yaml_loader.py checks them).
-TARGET_KEYS = ("master", "remote", "warehouse", "checkpoints", "spark_conf")
+TARGET_KEYS = ("master", "remote", "warehouse", "checkpoints", "spark_conf", "catalog")
 _RULE_CODE = re.compile(r"[A-Z]+[0-9]+")
 
 
@@ -65,6 +66,7 @@ def load_target(doc: YamlMap, root: Path, requested: str | None) -> TargetSpec:
         spark_conf=conf,
         conf_file=spark_conf.file,
         conf_lines={str(k): spark_conf.line_of(k) for k in spark_conf},
+        catalog=_target_catalog(spec, name),
     )
 
 
@@ -121,6 +123,73 @@ def _target_endpoint(spec: YamlMap, name: str) -> tuple[str, str | None]:
             f"target '{name}': {exc}", file=spec.file, line=spec.line_of(key)
         ) from None
     return value, None
+
+
+def _target_catalog(spec: YamlMap, name: str) -> CatalogSpec | None:
+    """``catalog: {type: hive, url: jdbc:postgresql://..., user:, password:}``: a shared Hive
+    metastore; absent or ``type: in-memory``: the session's own catalog (None)."""
+    if "catalog" not in spec:
+        return None
+    catalog = spec.child("catalog")
+    what = f"target '{name}': catalog"
+    check_keys(catalog, CATALOG_KEYS, what)
+    kind = catalog.get("type")
+    if not is_one_of(kind, CATALOG_TYPES):
+        raise ConfigError(
+            f"{what}: type must be one of {', '.join(CATALOG_TYPES)}, got {kind!r}",
+            file=catalog.file,
+            line=catalog.line_of("type"),
+            hint="type: hive keeps tables in a shared Hive metastore (docs/deploy.md)",
+        )
+    if kind == "in-memory":
+        if len(catalog) > 1:
+            raise ConfigError(
+                f"{what}: type in-memory takes no other key",
+                file=catalog.file,
+                line=spec.line_of("catalog"),
+            )
+        return None
+    if "remote" in spec:
+        raise ConfigError(
+            f"{what}: a Spark Connect target's catalog is the Connect server's; set its "
+            "Hive settings where the server starts (docs/deploy.md)",
+            file=catalog.file,
+            line=spec.line_of("catalog"),
+        )
+    missing = [key for key in ("url", "user", "password") if catalog.get(key) in (None, "")]
+    if missing:
+        raise ConfigError(
+            f"{what}: type hive needs {', '.join(missing)}",
+            file=catalog.file,
+            line=spec.line_of("catalog"),
+            hint="e.g. url: jdbc:postgresql://HOST:5432/metastore, user: hive, "
+            "password: \"{{ env_var('METASTORE_PASSWORD') }}\"",
+        )
+    url = untemplated(catalog, "url", "", "write the metastore's JDBC URL itself")
+    if not url.startswith(tuple(JDBC_DRIVERS)):
+        raise ConfigError(
+            f"{what}: url must start with {' or '.join(JDBC_DRIVERS)}, got {url!r}",
+            file=catalog.file,
+            line=catalog.line_of("url"),
+            hint="the runner fetches the JDBC driver of PostgreSQL; for another database set "
+            "the spark.hadoop.javax.jdo.option.* settings and its driver's jar in spark_conf",
+        )
+    user, password = (
+        render_env_vars(
+            str(catalog[key]),
+            what=f"{what} {key}",
+            file=catalog.file,
+            line=catalog.line_of(key),
+        )
+        for key in ("user", "password")
+    )
+    return CatalogSpec(
+        url=url,
+        user=user,
+        password=password,
+        file=catalog.file,
+        lines={key: catalog.line_of(key) for key in catalog},
+    )
 
 
 # -- lint settings -------------------------------------------------------------------------

@@ -191,6 +191,7 @@ def project_factory(tmp_path: Path) -> Callable[..., Path]:
 # broker, a local cluster): under pytest-xdist each group runs on one worker, beside the tests
 # that use the suite's own session, and its session-scoped servers start once.
 PROCESS_GROUPS = {
+    "catalog": "processes",  # the metastore's PostgreSQL
     "cluster": "cluster",
     "install": "install",  # a fresh virtualenv, pip install, runner init and build
     "kafka": "processes",

@@ -119,6 +119,7 @@ def analysis_session(project: Project, scratch: Path) -> SparkSession:
         warehouse=scratch / "warehouse",
         checkpoint_root=scratch / "checkpoints",
         spark_conf={**project.target.spark_conf, "spark.sql.catalogImplementation": "in-memory"},
+        catalog=None,  # never the shared catalog: analysis registers scratch tables
     )
     return build_session(target, app_name=f"runner-lint-analyze:{project.name}")
 

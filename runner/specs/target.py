@@ -11,6 +11,7 @@ from pathlib import Path
 
 from runner.secrets import reveal_all
 from runner.storage import Location
+from runner.specs.catalog import CatalogSpec
 from runner.target_address import Address, TargetKind, parse_master, parse_remote
 
 
@@ -28,6 +29,7 @@ class TargetSpec:
     remote: str | None = None  # sc://HOST:PORT: a Spark Connect server; master is then unused
     conf_file: Path | None = None  # project.yml, and the line of each spark_conf key: for
     conf_lines: dict[str, int] = field(default_factory=dict, repr=False)  # errors about them
+    catalog: CatalogSpec | None = None  # a shared Hive metastore; None: Spark's in-memory one
 
     @property
     def kind(self) -> TargetKind:
@@ -54,9 +56,11 @@ class TargetSpec:
         return self.checkpoint_root / model_name
 
     def revealed_conf(self) -> dict[str, str]:
-        """``spark_conf`` as the session receives it: values from env_var() read now, so a
-        command that starts no session never needs them (runner/secrets.py)."""
-        return reveal_all(
+        """The catalog's settings, then ``spark_conf`` (which wins), as the session receives
+        them: values from env_var() read now, so a command that starts no session never needs
+        them (runner/secrets.py)."""
+        catalog = self.catalog.spark_settings() if self.catalog is not None else {}
+        return catalog | reveal_all(
             self.spark_conf, used_in="spark_conf", file=self.conf_file, lines=self.conf_lines
         )
 

@@ -100,6 +100,7 @@ KEY_SETS = {
     "model config()": (lambda: defined("ModelConfig").field_names(), "model-config.md"),
     "project.yml": (lambda: defined("PROJECT_KEYS"), "project-yml.md"),
     "a target": (lambda: defined("TARGET_KEYS"), "project-yml.md"),
+    "a target's catalog": (lambda: defined("CATALOG_KEYS"), "project-yml.md"),
     "paths": (lambda: defined("DEFAULT_PATHS"), "project-yml.md"),
     "a stream (every format)": (stream_keys, "streams.md"),
     "a Kafka stream": (lambda: defined("KAFKA_KEYS"), "streams.md"),

@@ -13,6 +13,7 @@ identity in the commit's ``userMetadata`` instead, where ``runner history --timi
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from pathlib import Path
 
 from pyspark.sql import Row, SparkSession
 from pyspark.sql import functions as F
@@ -20,7 +21,11 @@ from pyspark.sql import functions as F
 from runner.spark.batch.report import BATCH_PHASES, BatchReport
 from runner.spark.delta.delta_log import identity_metadata
 from runner.spark.delta.statements import Transaction
-from runner.spark.delta.targets import delta_table_exists, missing_properties
+from runner.spark.delta.targets import (
+    delta_table_exists,
+    forget_stale_registration,
+    missing_properties,
+)
 from runner.spark.session.conflicts import retry_on_conflict
 from runner.specs.target import TargetSpec
 from runner.storage import Location
@@ -43,8 +48,12 @@ EVENT_LOG_SCHEMA = (
 EVENT_LOG_PROPERTIES = {"delta.checkpointInterval": "100"}
 
 
+# The event log's name in a shared catalog (a target's catalog:), where SQL clients find it.
+EVENT_LOG_TABLE = "_runner.event_log"
+
+
 def event_log_location(target: TargetSpec) -> Location:
-    return target.warehouse / "_runner" / "event_log"
+    return target.table_location(EVENT_LOG_TABLE)
 
 
 def event_log_transaction(query_id: str, model: str, batch_id: int) -> Transaction:
@@ -143,7 +152,7 @@ def is_recorded(
 def ensure_event_log(spark: SparkSession, target: TargetSpec) -> None:
     """Create the event log before any query runs: two models' first batches would otherwise
     both try to create it, and one would fail. An event log made before EVENT_LOG_PROPERTIES
-    gets them."""
+    gets them. With a shared catalog it is registered there as EVENT_LOG_TABLE."""
     location = event_log_location(target)
     table = f"delta.`{location}`"
     properties = ", ".join(f"'{k}' = '{v}'" for k, v in EVENT_LOG_PROPERTIES.items())
@@ -152,21 +161,28 @@ def ensure_event_log(spark: SparkSession, target: TargetSpec) -> None:
             f"CREATE TABLE IF NOT EXISTS {table} ({EVENT_LOG_SCHEMA}) USING DELTA "
             f"TBLPROPERTIES ({properties})"
         )
-        return
-    if missing_properties(spark, table, EVENT_LOG_PROPERTIES):
+    elif missing_properties(spark, table, EVENT_LOG_PROPERTIES):
         # two runners starting together both set them: the one that loses the race retries
         alter = f"ALTER TABLE {table} SET TBLPROPERTIES ({properties})"
         retry_on_conflict(lambda: spark.sql(alter))
+    if target.catalog is not None:
+        schema = EVENT_LOG_TABLE.split(".")[0]
+        spark.sql(f"CREATE SCHEMA IF NOT EXISTS {schema}")
+        forget_stale_registration(
+            spark, EVENT_LOG_TABLE, location, file=target.catalog.file or Path("project.yml")
+        )
+        spark.sql(f"CREATE TABLE IF NOT EXISTS {EVENT_LOG_TABLE} USING DELTA LOCATION '{location}'")
 
 
 def read_history(spark: SparkSession, target: TargetSpec, model: str, limit: int) -> list[Row]:
-    """The newest ``limit`` event-log rows of ``model``, oldest first."""
+    """The newest ``limit`` event-log rows of ``model``, oldest first. With a shared catalog,
+    the table of that name (where another process finds it too)."""
     location = event_log_location(target)
     if not delta_table_exists(spark, location):
         return []
+    shared = target.catalog is not None and spark.catalog.tableExists(EVENT_LOG_TABLE)
     rows = (
-        spark.read.format("delta")
-        .load(str(location))
+        (spark.table(EVENT_LOG_TABLE) if shared else spark.read.format("delta").load(str(location)))
         .where(f"model = '{model}'")
         .orderBy("started_at", ascending=False)
         .limit(limit)

@@ -19,7 +19,12 @@ from runner.error_text import first_line
 from runner.errors import ConfigError, SetupError
 from runner.processes import with_extra_jvm_options
 from runner.spark.session.hadoop_files import attach_session_files
-from runner.spark.session.jars import delta_coordinates, resolve_jars, storage_coordinates
+from runner.spark.session.jars import (
+    POSTGRESQL_JDBC,
+    delta_coordinates,
+    resolve_jars,
+    storage_coordinates,
+)
 from runner.spark.session.jvm_stderr import without_incubator_warning
 from runner.specs.target import TargetSpec
 from runner.target_address import TargetUnreachable, check_reachable, unreachable_message
@@ -50,6 +55,11 @@ def session_conf(target: TargetSpec, extra_jars: list[str] | None = None) -> dic
     coordinates = delta_coordinates() + storage_coordinates(target) + list(extra_jars or [])
     jars = [str(p) for p in resolve_jars(coordinates)]
     conf = {**DEFAULT_CONF, "spark.sql.warehouse.dir": str(target.warehouse)}
+    if target.catalog is not None:
+        # On the driver's class path, not in spark.jars: the metastore's connection pool asks
+        # java.sql.DriverManager, which sees only the JVM's own class path.
+        driver = [str(p) for p in resolve_jars([POSTGRESQL_JDBC])]  # an entry of its own
+        conf["spark.driver.extraClassPath"] = os.pathsep.join(driver)
     conf.update(target.revealed_conf())
     conf["spark.jars"] = ",".join(filter(None, [conf.get("spark.jars", ""), *jars]))
     for key in ("spark.driver.extraJavaOptions", "spark.executor.extraJavaOptions"):

@@ -25,6 +25,8 @@ from runner.specs.target import TargetSpec
 from runner.storage import scheme_of
 
 DELTA_VERSION = "4.4.0"
+# The JDBC driver of a Hive metastore on PostgreSQL (a target's catalog:), fetched only then.
+POSTGRESQL_JDBC = "org.postgresql:postgresql:42.7.4"
 SCALA_BINARY = "2.13"
 # The AWS SDK v2 that hadoop-aws declares (hadoop-project's aws-java-sdk-v2.version); S3A needs
 # only these modules of it, not the `bundle` of every AWS service hadoop-aws depends on.
