@@ -188,11 +188,13 @@ def project_factory(tmp_path: Path) -> Callable[..., Path]:
 
 # Tests that mostly wait on other processes (`runner` restarted again and again, a Kafka
 # broker, a local cluster): under pytest-xdist each group runs on one worker, beside the tests
-# that use the suite's own session, and its session-scoped servers start once.
+# that use the suite's own session, and its session-scoped servers start once. Four groups of
+# a few minutes each rather than two long ones: the scheduler hands out a group whole, so
+# smaller ones let it keep both workers busy to the end.
 PROCESS_GROUPS = {
     "cluster": "cluster",
     "install": "install",  # a fresh virtualenv, pip install, runner init and build
-    "kafka": "processes",
+    "kafka": "kafka",  # one broker for the folder (tests/kafka/conftest.py)
     "test_crash_recovery.py": "processes",
     "test_graceful_stop.py": "processes",
     "test_live_view.py": "processes",
