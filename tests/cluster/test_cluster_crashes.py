@@ -45,8 +45,7 @@ def test_sigkill_on_standalone_cluster(
     kill_count: int,
 ) -> None:
     add_targets(example_project, local_cluster, default="cluster")
-    # four files a batch: half the drain's batches, each a round of executor tasks
-    fast_triggers(example_project, files_per_batch=4)
+    fast_triggers(example_project)
     files = generate_files(SEED, FILES)
     producer = land_slowly(example_project / "target" / "landing" / "orders", files)
     kills = kill_repeatedly(
