@@ -189,12 +189,14 @@ def project_factory(tmp_path: Path) -> Callable[..., Path]:
 
 # Tests that mostly wait on other processes (`runner` restarted again and again, a Kafka
 # broker, a local cluster): under pytest-xdist each group runs on one worker, beside the tests
-# that use the suite's own session, and its session-scoped servers start once.
+# that use the suite's own session, and its session-scoped servers start once. Several groups of
+# a few minutes each rather than two long ones: the scheduler hands out a group whole, so
+# smaller ones let it keep both workers busy to the end.
 PROCESS_GROUPS = {
-    "catalog": "processes",  # the metastore's PostgreSQL
+    "catalog": "catalog",  # the metastore's PostgreSQL
     "cluster": "cluster",
     "install": "install",  # a fresh virtualenv, pip install, runner init and build
-    "kafka": "processes",
+    "kafka": "kafka",  # one broker for the folder (tests/kafka/conftest.py)
     "s3": "s3",  # a local object store (moto), `runner` racing for a lease on it
     "test_crash_recovery.py": "processes",
     "test_graceful_stop.py": "processes",

@@ -32,18 +32,25 @@ def show(
     from runner.project import load, parse_vars
 
     with reported_errors(debug):
-        from runner.spark.delta.targets import ensure_target
+        from runner.spark.delta.targets import delta_table_exists, ensure_target
         from runner.spark.streaming.pipeline import session_for
 
         project = load(project_dir, target, parse_vars(vars))
         spec = project.model(model)
         spark = session_for(project, [], no_server=no_server)  # reads Delta only
-        ensure_target(spark, project, spec)
-        frame = spark.table(spec.target_table)
+        location = project.target.table_location(spec.target_table)
+        if delta_table_exists(spark, location):
+            # by path: no catalog statements first (over a local server each is a round trip)
+            frame = spark.read.format("delta").load(str(location))
+        else:
+            ensure_target(spark, project, spec)  # an empty table with the model's columns
+            frame = spark.table(spec.target_table)
         keys = spec.config.unique_keys
         rows = (frame.orderBy(*keys) if keys else frame).limit(limit).collect()
-        table = Table(title=f"{spec.target_table} ({frame.count()} rows)")
-        for column in frame.columns:
+        # fewer rows than the limit are all of them: no second job to count them
+        count = len(rows) if len(rows) < limit else frame.count()
+        table = Table(title=f"{spec.target_table} ({count} rows)")
+        for column in list(rows[0].__fields__) if rows else frame.columns:
             table.add_column(column)
         for row in rows:
             table.add_row(*["NULL" if v is None else str(v) for v in row])

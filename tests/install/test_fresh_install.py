@@ -4,8 +4,9 @@ run_results.json valid.
 
 The virtualenv comes from the base Python (``python -m venv``), and pip installs the runner
 with every dependency the way a user would (from pip's cache when the wheels are there: then
-nothing is downloaded). The venv's runner reads the shared jar cache (RUNNER_JARS_DIR), so no
-jar is downloaded either. Minutes: pip copies pyspark (450 MB) and the build starts a JVM.
+nothing is downloaded), without byte-compiling them. The venv's runner reads the shared jar
+cache (RUNNER_JARS_DIR), so no jar is downloaded either. Minutes: pip copies pyspark (450 MB)
+and the build starts a JVM.
 """
 
 from __future__ import annotations
@@ -51,7 +52,11 @@ def test_pip_install_init_and_build_in_a_fresh_virtualenv(tmp_path: Path, report
     assert made.returncode == 0, made.stderr
     venv_seconds = time.monotonic() - started
     started = time.monotonic()
-    pip = run([venv / "bin" / "pip", "install", "--disable-pip-version-check", source])
+    # --no-compile: pip would byte-compile pyspark's thousands of modules first (CPU the
+    # suite does not need: Python compiles what it imports)
+    pip = run(
+        [venv / "bin" / "pip", "install", "--disable-pip-version-check", "--no-compile", source]
+    )
     assert pip.returncode == 0, pip.stdout + pip.stderr
     pip_seconds = time.monotonic() - started
     downloads = pip.stdout.count("Downloading ")

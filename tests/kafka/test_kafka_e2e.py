@@ -11,7 +11,7 @@ from pyspark.sql import SparkSession
 
 from runner_devtools.kafka.producer import EXPECTED_REASONS, create_topic, produce
 
-COUNT, SEED, MALFORMED_SHARE, PER_TRIGGER = 200, 7, 0.1, 80
+COUNT, SEED, MALFORMED_SHARE, PER_TRIGGER = 200, 7, 0.1, 120  # two batches: 120 + 80
 # "orders_kafka_merge batch 0: 90 rows in; inserted 23, updated 0, deleted 0 in 9.1s"
 BATCH_LINE = re.compile(
     r"orders_kafka_merge batch (\d+): (\d+) rows in[^;]*; "

@@ -87,6 +87,20 @@ def test_example_streams_four_batches_into_delta(spark: SparkSession, cli, examp
     table = cli("history", "--model", "orders_merge", "-p", example_project)
     assert "orders_merge: last 4 batches" in table.output
 
+    # `runner show`: the table read by its path, counted from its rows when under the limit,
+    # counted apart when the limit cuts it; a model not run yet shows its empty target
+    shown = cli("show", "--model", "orders_merge", "-p", example_project)
+    assert shown.exit_code == 0, shown.output
+    assert "silver.orders (3 rows)" in shown.output
+    rows = [shown.output.find(f" {order_id} ") for order_id, *_ in EXPECTED_ORDERS]
+    assert -1 not in rows and rows == sorted(rows)  # every row, by the unique key
+    cut = cli("show", "--model", "orders_merge", "-n", "1", "-p", example_project)
+    assert "silver.orders (3 rows)" in cut.output and "o1" in cut.output
+    assert "o5" not in cut.output
+    empty = cli("show", "--model", "customer_totals", "-p", example_project)
+    assert empty.exit_code == 0, empty.output
+    assert "gold.customer_totals (0 rows)" in empty.output and "customer_id" in empty.output
+
 
 EXPECTED_TOTALS = [
     ("c1", 1, Decimal("10.00")),

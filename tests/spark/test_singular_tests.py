@@ -57,3 +57,14 @@ def test_a_failing_singular_test_fails_runner_test_with_its_rows(
     result = cli("test", "-p", root, "-s", "sg_orders,test_type:singular")
     assert result.exit_code == 0, result.output
     assert "2 passed, 0 failed" in result.stdout
+
+    # the tests' counts run as one query; a test Spark rejects fails that query, and then each
+    # test runs alone: the error names its file, the others still pass
+    (root / "tests" / "assert_known_columns.sql").write_text(
+        "SELECT no_such_column FROM {{ ref('sg_orders') }} -- ends in a comment\n"
+    )
+    result = cli("test", "-p", root, "-s", "test_type:singular")
+    assert result.exit_code == 1, result.output
+    assert "ERROR singular assert_known_columns" in result.stdout
+    assert "assert_known_columns.sql:1: Spark rejected the test query" in result.stdout
+    assert "2 passed, 0 failed, 1 error" in result.stdout

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 from datetime import datetime
 
 from py4j.protocol import Py4JError
@@ -36,36 +38,116 @@ def run_data_test(
 ) -> TestResult:
     """Attach the tables ``test`` reads, run its query, and report the failing rows: their
     count and the first few."""
-    started = time.monotonic()
-    result = TestResult(test.name, "data", test.model)
+    check = prepare_data_test(spark, project, seeds, test, now, set())
+    check_failing_rows(spark, [check])
+    return check.result
+
+
+@dataclass
+class PendingCheck:
+    """A data or singular test whose tables are attached and whose query is known (or which
+    already failed with an error): ``where`` is the file:line an error names."""
+
+    result: TestResult
+    where: str
+    started: float = field(default_factory=time.monotonic)
+
+    def error(self, exc: Exception) -> None:
+        self.result.status = ERROR
+        if isinstance(exc, RunnerError):
+            self.result.message = str(exc)
+        else:
+            self.result.message = f"{self.where}: Spark rejected the test query: {first_line(exc)}"
+
+
+def prepare_data_test(
+    spark: SparkSession,
+    project: Project,
+    seeds: dict[str, SeedSpec],
+    test: DataTestSpec,
+    now: datetime,
+    attached: set[Dependency],
+) -> PendingCheck:
+    """Attach the tables ``test`` reads (those not in ``attached`` yet) and compile its query."""
+    check = PendingCheck(TestResult(test.name, "data", test.model), f"{test.file}:{test.line}")
     try:
-        for dependency in test.reads:
-            attach_dependency(spark, project, seeds, dependency)
-        result.sql = data_test_sql(project, test, now)
-        record_failing_rows(spark, result)
-    except RunnerError as exc:
-        result.status, result.message = ERROR, str(exc)
-    except (PySparkException, Py4JError) as exc:
-        result.status = ERROR
-        result.message = (
-            f"{test.file}:{test.line}: Spark rejected the test query: {first_line(exc)}"
-        )
-    result.seconds = time.monotonic() - started
-    return result
+        attach_dependencies(spark, project, seeds, test.reads, attached)
+        check.result.sql = data_test_sql(project, test, now)
+    except (RunnerError, PySparkException, Py4JError) as exc:
+        check.error(exc)
+    return check
 
 
-def record_failing_rows(spark: SparkSession, result: TestResult) -> None:
-    """Run ``result.sql``; when it returns rows, mark ``result`` failed with their count and
-    the first few."""
+def check_failing_rows(spark: SparkSession, checks: list[PendingCheck]) -> None:
+    """Run the queries of ``checks`` and mark each test failed (with its count and first rows)
+    or passed. The counts of all of them come from one Spark job (a UNION ALL of counts: on a
+    server each job is a round trip and a scheduling delay); a test with failures then gets its
+    sample. When that one query fails, each test runs on its own, so that an error names its
+    test."""
+    for check in checks:  # what preparing it took
+        check.result.seconds = time.monotonic() - check.started
+    pending = [c for c in checks if c.result.status != ERROR]
+    counts: dict[int, int] | None = None
+    shared = 0.0  # each test's share of the query that counts them all
+    if len(pending) > 1:
+        started = time.monotonic()
+        try:
+            counts = _counts_at_once(spark, [c.result.sql or "" for c in pending])
+        except (PySparkException, Py4JError):
+            counts = None  # one query is wrong: each runs alone below, naming its test
+        shared = (time.monotonic() - started) / len(pending)
+    for index, check in enumerate(pending):
+        started = time.monotonic()
+        try:
+            if counts is None:
+                record_failing_rows(spark, check.result)
+            else:
+                record_failing_rows(spark, check.result, counts.get(index, 0))
+        except (RunnerError, PySparkException, Py4JError) as exc:
+            check.error(exc)
+        check.result.seconds += shared + time.monotonic() - started
+
+
+def _counts_at_once(spark: SparkSession, queries: list[str]) -> dict[int, int]:
+    """Each query's row count by its index, in one job. A query's trailing semicolon is
+    dropped and it ends on its own line (it may end in a comment)."""
+    parts = [
+        f"SELECT {index} AS check_index, COUNT(*) AS failing FROM (\n"
+        f"{query.strip().rstrip(';')}\n) AS check_{index}"
+        for index, query in enumerate(queries)
+    ]
+    rows = spark.sql("\nUNION ALL\n".join(parts)).collect()
+    return {int(row["check_index"]): int(row["failing"]) for row in rows}
+
+
+def record_failing_rows(spark: SparkSession, result: TestResult, count: int | None = None) -> None:
+    """Run ``result.sql`` (its row count when not given); when it returns rows, mark ``result``
+    failed with their count and the first few."""
     assert result.sql is not None
-    frame = spark.sql(result.sql)
-    count = frame.count()
+    if count is None:
+        count = spark.sql(result.sql).count()
     result.failures = count
     if count:
+        frame = spark.sql(result.sql)
         sample = [tuple(row) for row in frame.limit(SAMPLE_ROWS).collect()]
         result.status = FAIL
         result.message = f"{count} failing row{'s' if count != 1 else ''}"
         result.details = [failing_rows_table(result.name, frame.columns, sample, count)]
+
+
+def attach_dependencies(
+    spark: SparkSession,
+    project: Project,
+    seeds: dict[str, SeedSpec],
+    dependencies: Iterable[Dependency],
+    attached: set[Dependency],
+) -> None:
+    """attach_dependency for each of ``dependencies`` not in ``attached`` (then added): the
+    tests of one run read the same few tables, and each attach costs statements."""
+    for dependency in dependencies:
+        if dependency not in attached:
+            attach_dependency(spark, project, seeds, dependency)
+            attached.add(dependency)
 
 
 def attach_dependency(

@@ -9,9 +9,10 @@ from pyspark.sql import SparkSession
 
 from runner.model_tests.results import TestResult
 from runner.project import Project
-from runner.spark.testing.data_tests import run_data_test
-from runner.spark.testing.singular_tests import run_singular_test
+from runner.spark.testing.data_tests import check_failing_rows, prepare_data_test
+from runner.spark.testing.singular_tests import prepare_singular_test
 from runner.spark.testing.unit_tests import run_unit_test
+from runner.specs.data_tests import Dependency
 from runner.specs.suite import TestSuite
 
 
@@ -25,20 +26,27 @@ def run_suite(
     """Every test of ``suite`` (unit, then generic data, then singular); ``now`` is the
     reference time of freshness tests.
 
-    Unit tests run first: they borrow the target names for their scratch tables, and each data
-    test attaches the real tables it reads again.
+    Unit tests run first: they borrow the target names for their scratch tables, and the data
+    tests then attach the real tables they read again, each table once. The data and singular
+    tests' failing rows are counted in one query (check_failing_rows).
     """
     results = []
     for unit_test in suite.unit_tests:
         results.append(run_unit_test(spark, project, unit_test))
         if on_result is not None:
             on_result(results[-1])
-    for data_test in suite.data_tests:
-        results.append(run_data_test(spark, project, suite.seeds, data_test, now))
+    attached: set[Dependency] = set()
+    checks = [
+        prepare_data_test(spark, project, suite.seeds, data_test, now, attached)
+        for data_test in suite.data_tests
+    ]
+    checks += [
+        prepare_singular_test(spark, project, suite.seeds, singular, attached)
+        for singular in suite.singular_tests
+    ]
+    check_failing_rows(spark, checks)
+    for check in checks:
+        results.append(check.result)
         if on_result is not None:
-            on_result(results[-1])
-    for singular in suite.singular_tests:
-        results.append(run_singular_test(spark, project, suite.seeds, singular))
-        if on_result is not None:
-            on_result(results[-1])
+            on_result(check.result)
     return results
