@@ -10,6 +10,9 @@ One module per family, one class per rule (the class name is the rule's name, ``
 * ``templates``: unknown refs, streams and macros; models that do not render
 * ``columns``: every column a statement names resolves in the relations it reads or writes
 * ``cdc``: the column arguments of the CDC macros (``merge()``, ``scd2()``)
+* ``analyzer``: what Spark's and Delta's analysis refuses without data (MERGE clauses, OPTIMIZE
+  WHERE, GROUP BY, functions), named by Spark's error class
+* ``streaming``: what Spark runs but what destroys, duplicates or misreads a streaming target
 * ``analysis``: what ``runner lint --analyze`` asks Spark's analyzer
 
 To add a rule: write its class in its family's module and list it below; tests/unit/fixtures/lint
@@ -20,6 +23,12 @@ from __future__ import annotations
 
 from runner.lint.base import Rule, RuleInfo
 from runner.lint.rules.analysis import AnalysisSkipped, SparkAnalysisError
+from runner.lint.rules.analyzer import (
+    ColumnNotGrouped,
+    MergeClauseOmitsCondition,
+    OptimizeWhereNotPartition,
+    UnknownFunction,
+)
 from runner.lint.rules.cdc import (
     MergeDependsOnBatching,
     SequenceColumnNotInStream,
@@ -39,6 +48,13 @@ from runner.lint.rules.statements import (
     SelectStarInFinalProjection,
     SqlSyntaxError,
     WholeTargetDmlPerBatch,
+)
+from runner.lint.rules.streaming import (
+    AppendIntoKeyedTarget,
+    ChangeFeedPreimageNotHandled,
+    DedupeKeepsOldest,
+    TargetNeverWritten,
+    TargetReplacedPerBatch,
 )
 from runner.lint.rules.tables import (
     ChangeDataFeedNotEnabled,
@@ -70,6 +86,15 @@ RULES: tuple[type[Rule], ...] = (
     TrackHistoryColumnNotInTarget,  # DL021
     MergeDependsOnBatching,  # DL022
     UnknownColumn,  # DL023
+    MergeClauseOmitsCondition,  # DL024
+    OptimizeWhereNotPartition,  # DL026
+    ColumnNotGrouped,  # DL027
+    UnknownFunction,  # DL028
+    TargetReplacedPerBatch,  # DL030
+    AppendIntoKeyedTarget,  # DL031
+    DedupeKeepsOldest,  # DL032
+    ChangeFeedPreimageNotHandled,  # DL033
+    TargetNeverWritten,  # DL034
 )
 
 # The rules of `runner lint --analyze`, found by Spark (runner.lint.analyze), documented last.

@@ -23,6 +23,7 @@ class ZorderColumnInvalid(Rule):
     stream's schema; partition columns are `config(partitioned_by=...)`.
     """
 
+    spark_rejects = True
     code = "DL005"
     severity = ERROR
 
@@ -66,6 +67,7 @@ class ChangeDataFeedNotEnabled(Rule):
     stream is declared with `format: delta`, `ref: <model>` and `change_data_feed: true`.
     """
 
+    spark_rejects = True
     code = "DL006"
     severity = ERROR
 
@@ -116,6 +118,7 @@ class VacuumRetainBelowDefault(Rule):
     168 hours or more, or leave it out.
     """
 
+    spark_rejects = True
     code = "DL013"
     severity = ERROR
 
