@@ -188,14 +188,17 @@ def _not_grouped(select: exp.Select) -> list[exp.Column]:
     if group is not None and (group.args.get("all") or not group.expressions):
         return []  # GROUP BY ALL groups by every non-aggregate; GROUPING SETS etc. left out
     items = select.expressions
-    if any(isinstance(item, exp.Star) or item.find(exp.Star) is item for item in items):
-        return []
-    aggregates = any(
+    if group is None and not any(
         _is_aggregate(node) and not isinstance(node.parent, exp.Window)
         for item in items
         for node in _own_nodes(item, skip=())
-    )
-    if group is None and not aggregates:
+    ):
+        return []  # neither grouped nor aggregated: the common case, decided first
+    if any(
+        isinstance(item, exp.Star)
+        or (isinstance(item, exp.Column) and isinstance(item.this, exp.Star))
+        for item in items
+    ):
         return []
     grouped = set()
     names = set()
