@@ -25,6 +25,7 @@ from runner.lint.base import Rule, RuleInfo
 from runner.lint.rules.analysis import AnalysisSkipped, SparkAnalysisError
 from runner.lint.rules.analyzer import (
     ColumnNotGrouped,
+    InsertColumnCount,
     MergeClauseOmitsCondition,
     OptimizeWhereNotPartition,
     UnknownFunction,
@@ -87,6 +88,7 @@ RULES: tuple[type[Rule], ...] = (
     MergeDependsOnBatching,  # DL022
     UnknownColumn,  # DL023
     MergeClauseOmitsCondition,  # DL024
+    InsertColumnCount,  # DL025
     OptimizeWhereNotPartition,  # DL026
     ColumnNotGrouped,  # DL027
     UnknownFunction,  # DL028

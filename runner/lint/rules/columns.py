@@ -66,17 +66,9 @@ class UnknownColumn(Rule):
     severity = ERROR
 
     def check(self, context: ModelContext) -> list[Violation]:
-        model = context.model
-        if model is None or model.config.schema_drift is not None:
-            return []  # with schema drift, batch and target gain columns at run time
-        project = context.project
-        known: Relations = dict(declared_tables(project))
-        stream_columns = project.stream_column_names(model.config.stream)
-        if stream_columns is not None:
-            known[model.batch_view.lower()] = _names(stream_columns)
-        target = _created_columns(context.setup)
-        evolves = _evolves_schema(context) or _auto_merge(project)
-        known[model.target_table.lower()] = None if evolves else target
+        known = known_relations(context)
+        if known is None:
+            return []
         found: list[Violation] = []
         for statements in context.batches.values():
             relations = dict(known)
@@ -103,6 +95,37 @@ class UnknownColumn(Rule):
             )
             found.append(self.violation(context, context.locate_node(parsed, column), message))
         return found
+
+
+def known_relations(context: ModelContext) -> Relations | None:
+    """The relations a model's first statement sees, with their columns: the project's
+    declared tables, the batch view and the model's target. None when the model did not load
+    or has schema drift (batch and target then gain columns at run time)."""
+    model = context.model
+    if model is None or model.config.schema_drift is not None:
+        return None
+    project = context.project
+    known: Relations = dict(declared_tables(project))
+    stream_columns = project.stream_column_names(model.config.stream)
+    if stream_columns is not None:
+        known[model.batch_view.lower()] = _names(stream_columns)
+    target = _created_columns(context.setup)
+    evolves = _evolves_schema(context) or _auto_merge(project)
+    known[model.target_table.lower()] = None if evolves else target
+    return known
+
+
+def scoped_statements(context: ModelContext) -> Iterator[tuple[ParsedStatement, Relations]]:
+    """Each batch statement with the relations it sees (``known_relations`` and the views the
+    statements before it created)."""
+    known = known_relations(context)
+    if known is None:
+        return
+    for statements in context.batches.values():
+        relations = dict(known)
+        for parsed in statements:
+            yield parsed, relations
+            _record_view(parsed, relations, known=True)
 
 
 # one project's declared tables, computed once per lint run (and per process)
