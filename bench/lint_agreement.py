@@ -190,13 +190,14 @@ def compare(projects: list[CorpusProject], verdicts: dict[str, Verdict]) -> list
 
 
 def _statement_at(project: Project, mutant: Mutant, line: int | None) -> tuple[int, int] | None:
-    """The first and last model line of the statement that starts on ``line``, if one does."""
+    """The first and last model line of the statement whose keyword is on ``line`` (where
+    Spark places an error it gives no position for, as Delta's MERGE errors), if one is."""
     model = project.models.get(mutant.name)
     if model is None or line is None:
         return None
     for parsed in build_context(project, model.file).statements():
         statement = parsed.statement
-        if statement.line_map and statement.source_line_at(1) == line:
+        if statement.line_map and line in (statement.line, statement.source_line_at(1)):
             return line, statement.source_line_at(parsed.sql.count("\n") + 1)
     return None
 
@@ -209,7 +210,7 @@ def _errors_by_model(project: Project) -> dict[str, list[Violation]]:
     return found
 
 
-def report(outcomes: list[Outcome], excluded: int) -> str:
+def report(outcomes: list[Outcome], excluded: int, unrecorded: int) -> str:
     rejected = [o for o in outcomes if o.spark.status == REJECTS]
     accepted = [o for o in outcomes if o.spark.status == ACCEPTS]
     caught = sum(o.caught for o in rejected)
@@ -256,7 +257,8 @@ docs/compile-and-lint.md) and counted below.
   line.
 - Spark accepts {len(accepted)}: the no-JVM lint reports an error in {len(false_alarms)}.
 - Left out: {excluded} models whose base Spark rejects or could not analyze (a stream without
-  a static schema, a table the project does not declare).
+  a static schema, a table the project does not declare), and {unrecorded} models whose Spark
+  verdict is not recorded yet.
 - Streaming rules' errors on statements Spark accepts: {_counts(streaming)}.
 
 | mutation | statements | Spark rejects | lint at Spark's line | Spark accepts | \
@@ -311,7 +313,8 @@ def main() -> None:
         record_verdicts(projects, verdicts)
     outcomes = compare(projects, verdicts)
     total = sum(len(p.mutants) for p in projects)
-    REPORT.write_text(report(outcomes, total - len(outcomes)))
+    unrecorded = sum(1 for p in projects for m in p.mutants if key(m) not in verdicts)
+    REPORT.write_text(report(outcomes, total - len(outcomes) - unrecorded, unrecorded))
     agreed = sum(o.agrees for o in outcomes)
     print(f"{agreed} of {len(outcomes)} agree; {REPORT.relative_to(REPO)} written")
     if not args.out:

@@ -273,7 +273,9 @@ class InsertColumnCount(Rule):
     `INSERT INTO t SELECT ...` writes by position: the query must give exactly one value per
     column of `t`; with a column list, `INSERT INTO t (a, b) ...`, one per listed column. Spark
     (and Delta) refuse the statement otherwise (`INSERT_COLUMN_ARITY_MISMATCH`,
-    `DELTA_INSERT_COLUMN_ARITY_MISMATCH`). Checked where the table's columns are known (the
+    `DELTA_INSERT_COLUMN_ARITY_MISMATCH`); by position, more values than columns passed Spark's
+    analysis in the differential test and are not reported. Checked where the table's columns
+    are known (the
     model's target, the other models' targets, seeds) and the query's width is too (no `*` of
     an unknown relation). A target whose schema evolves is left alone.
     """
@@ -297,6 +299,8 @@ class InsertColumnCount(Rule):
             width = _width(node.expression, relations)
             if expected is None or width is None or width == expected:
                 continue
+            if width > expected and not listed:
+                continue  # by position, extra values passed Spark's analysis (differential test)
             what = "listed columns" if listed else f"columns of {table_key(table)}"
             more = "too many" if width > expected else "not enough"
             message = (
