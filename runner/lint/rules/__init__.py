@@ -25,7 +25,6 @@ from runner.lint.base import Rule, RuleInfo
 from runner.lint.rules.analysis import AnalysisSkipped, SparkAnalysisError
 from runner.lint.rules.analyzer import (
     ColumnNotGrouped,
-    InsertColumnCount,
     MergeClauseOmitsCondition,
     OptimizeWhereNotPartition,
     UnknownFunction,
@@ -35,7 +34,7 @@ from runner.lint.rules.cdc import (
     SequenceColumnNotInStream,
     TrackHistoryColumnNotInTarget,
 )
-from runner.lint.rules.columns import UnknownColumn
+from runner.lint.rules.columns import InsertColumnCount, UnknownColumn
 from runner.lint.rules.merge import (
     MergeOnMissesUniqueKey,
     MergeSourceNotDeduplicated,
