@@ -8,7 +8,8 @@ One module per family, one class per rule (the class name is the rule's name, ``
   the sequence guard, clauses that reach past the batch)
 * ``tables``: the Delta tables written and read (ZORDER BY, VACUUM retention, Change Data Feed)
 * ``templates``: unknown refs, streams and macros; models that do not render
-* ``columns``: every column a statement names resolves in the relations it reads or writes
+* ``columns``: every column a statement names resolves in the relations it reads or writes;
+  INSERT column counts
 * ``cdc``: the column arguments of the CDC macros (``merge()``, ``scd2()``)
 * ``analyzer``: what Spark's and Delta's analysis refuses without data (MERGE clauses, OPTIMIZE
   WHERE, GROUP BY, functions), named by Spark's error class

@@ -1,8 +1,8 @@
 """Lint rules for what Spark's and Delta's analysis refuses before reading any data: MERGE
-clauses without their condition, INSERT column counts, OPTIMIZE ... WHERE on a column that is
-not a partition column, columns outside GROUP BY, unknown functions, and values that Spark's ANSI
-store assignment will not write into a column's type. Each message names Spark's (or Delta's)
-error class, as ``runner lint --analyze`` would report it.
+clauses without their condition, OPTIMIZE ... WHERE on a column that is not a partition column,
+columns outside GROUP BY, unknown functions. Each message names Spark's (or Delta's) error
+class, as ``runner lint --analyze`` would report it. (INSERT column counts, which need the
+relations' columns, are with the column rules.)
 """
 
 from __future__ import annotations

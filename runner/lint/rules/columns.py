@@ -1,5 +1,6 @@
 """Lint rules about the columns a model's statements name: each one resolves in the relations the
-statement reads or writes, as Spark's analyzer would resolve it, without a JVM.
+statement reads or writes, as Spark's analyzer would resolve it, without a JVM; and an INSERT
+gives its table as many columns as it has.
 
 What the linter knows of a relation's columns (``Relations``): the batch view (the stream's
 declared schema with what the runner adds: ``_rescued_data`` of file streams, the Change Data
