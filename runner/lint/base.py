@@ -41,6 +41,10 @@ class RuleInfo:
     # one cause, one finding (the engine drops them; see engine.without_consequences). The
     # more precise rule names the cause, e.g. DL007's unknown ref is why DL010's render fails.
     explains: ClassVar[frozenset[str]] = frozenset()
+    # Does the rule find what Spark refuses (parser, analyzer, Delta's checks)? The
+    # differential test against Spark's analyzer (bench/lint_agreement.py) holds these rules
+    # to Spark's verdicts; the others find what Spark runs but what damages a streaming target.
+    spark_rejects: ClassVar[bool] = False
 
     @classmethod
     def name(cls) -> str:

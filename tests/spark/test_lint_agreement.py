@@ -3,7 +3,7 @@
 Every statement of tests/sql_corpus.py (valid statements of the kinds models contain, and
 seeded mutations of them) goes through Spark's own parser with the Delta extension (parse
 only, no analysis) and through ``runner.lint.agreement.lint_accepts``. The agreement figure is
-printed and written to bench/results/lint_agreement.md; anything short of 100 % fails.
+printed and written to bench/results/lint_parser_agreement.md; anything short of 100 % fails.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from pyspark.sql import SparkSession
 from runner.lint.agreement import lint_accepts
 from tests.sql_corpus import SEED, corpus
 
-RESULTS = Path(__file__).resolve().parents[2] / "bench" / "results" / "lint_agreement.md"
+RESULTS = Path(__file__).resolve().parents[2] / "bench" / "results" / "lint_parser_agreement.md"
 
 
 def test_lint_parser_agrees_with_sparks_parser(spark: SparkSession) -> None:

@@ -8,8 +8,12 @@ One module per family, one class per rule (the class name is the rule's name, ``
   the sequence guard, clauses that reach past the batch)
 * ``tables``: the Delta tables written and read (ZORDER BY, VACUUM retention, Change Data Feed)
 * ``templates``: unknown refs, streams and macros; models that do not render
-* ``columns``: every column a statement names resolves in the relations it reads or writes
+* ``columns``: every column a statement names resolves in the relations it reads or writes;
+  INSERT column counts
 * ``cdc``: the column arguments of the CDC macros (``merge()``, ``scd2()``)
+* ``analyzer``: what Spark's and Delta's analysis refuses without data (MERGE clauses, OPTIMIZE
+  WHERE, GROUP BY, functions), named by Spark's error class
+* ``streaming``: what Spark runs but what destroys, duplicates or misreads a streaming target
 * ``analysis``: what ``runner lint --analyze`` asks Spark's analyzer
 
 To add a rule: write its class in its family's module and list it below; tests/unit/fixtures/lint
@@ -20,12 +24,18 @@ from __future__ import annotations
 
 from runner.lint.base import Rule, RuleInfo
 from runner.lint.rules.analysis import AnalysisSkipped, SparkAnalysisError
+from runner.lint.rules.analyzer import (
+    ColumnNotGrouped,
+    MergeClauseOmitsCondition,
+    OptimizeWhereNotPartition,
+    UnknownFunction,
+)
 from runner.lint.rules.cdc import (
     MergeDependsOnBatching,
     SequenceColumnNotInStream,
     TrackHistoryColumnNotInTarget,
 )
-from runner.lint.rules.columns import UnknownColumn
+from runner.lint.rules.columns import InsertColumnCount, UnknownColumn
 from runner.lint.rules.merge import (
     MergeOnMissesUniqueKey,
     MergeSourceNotDeduplicated,
@@ -39,6 +49,13 @@ from runner.lint.rules.statements import (
     SelectStarInFinalProjection,
     SqlSyntaxError,
     WholeTargetDmlPerBatch,
+)
+from runner.lint.rules.streaming import (
+    AppendIntoKeyedTarget,
+    ChangeFeedPreimageNotHandled,
+    DedupeKeepsOldest,
+    TargetNeverWritten,
+    TargetReplacedPerBatch,
 )
 from runner.lint.rules.tables import (
     ChangeDataFeedNotEnabled,
@@ -70,6 +87,16 @@ RULES: tuple[type[Rule], ...] = (
     TrackHistoryColumnNotInTarget,  # DL021
     MergeDependsOnBatching,  # DL022
     UnknownColumn,  # DL023
+    MergeClauseOmitsCondition,  # DL024
+    InsertColumnCount,  # DL025
+    OptimizeWhereNotPartition,  # DL026
+    ColumnNotGrouped,  # DL027
+    UnknownFunction,  # DL028
+    TargetReplacedPerBatch,  # DL030
+    AppendIntoKeyedTarget,  # DL031
+    DedupeKeepsOldest,  # DL032
+    ChangeFeedPreimageNotHandled,  # DL033
+    TargetNeverWritten,  # DL034
 )
 
 # The rules of `runner lint --analyze`, found by Spark (runner.lint.analyze), documented last.

@@ -1,5 +1,6 @@
 """Lint rules about the columns a model's statements name: each one resolves in the relations the
-statement reads or writes, as Spark's analyzer would resolve it, without a JVM.
+statement reads or writes, as Spark's analyzer would resolve it, without a JVM; and an INSERT
+gives its table as many columns as it has.
 
 What the linter knows of a relation's columns (``Relations``): the batch view (the stream's
 declared schema with what the runner adds: ``_rescued_data`` of file streams, the Change Data
@@ -57,23 +58,18 @@ class UnknownColumn(Rule):
     `MERGE WITH SCHEMA EVOLUTION`, `ALTER TABLE` or Delta's autoMerge) is never second-guessed.
     """
 
-    explains = frozenset({"DL100"})  # Spark's analyzer rejects the same column with --analyze
+    # Spark's analyzer rejects the same column with --analyze; a misspelt GROUP BY column
+    # also leaves the projected column ungrouped (DL027)
+    explains = frozenset({"DL100", "DL027"})
 
+    spark_rejects = True
     code = "DL023"
     severity = ERROR
 
     def check(self, context: ModelContext) -> list[Violation]:
-        model = context.model
-        if model is None or model.config.schema_drift is not None:
-            return []  # with schema drift, batch and target gain columns at run time
-        project = context.project
-        known: Relations = dict(declared_tables(project))
-        stream_columns = project.stream_column_names(model.config.stream)
-        if stream_columns is not None:
-            known[model.batch_view.lower()] = _names(stream_columns)
-        target = _created_columns(context.setup)
-        evolves = _evolves_schema(context) or _auto_merge(project)
-        known[model.target_table.lower()] = None if evolves else target
+        known = known_relations(context)
+        if known is None:
+            return []
         found: list[Violation] = []
         for statements in context.batches.values():
             relations = dict(known)
@@ -100,6 +96,37 @@ class UnknownColumn(Rule):
             )
             found.append(self.violation(context, context.locate_node(parsed, column), message))
         return found
+
+
+def known_relations(context: ModelContext) -> Relations | None:
+    """The relations a model's first statement sees, with their columns: the project's
+    declared tables, the batch view and the model's target. None when the model did not load
+    or has schema drift (batch and target then gain columns at run time)."""
+    model = context.model
+    if model is None or model.config.schema_drift is not None:
+        return None
+    project = context.project
+    known: Relations = dict(declared_tables(project))
+    stream_columns = project.stream_column_names(model.config.stream)
+    if stream_columns is not None:
+        known[model.batch_view.lower()] = _names(stream_columns)
+    target = _created_columns(context.setup)
+    evolves = _evolves_schema(context) or _auto_merge(project)
+    known[model.target_table.lower()] = None if evolves else target
+    return known
+
+
+def scoped_statements(context: ModelContext) -> Iterator[tuple[ParsedStatement, Relations]]:
+    """Each batch statement with the relations it sees (``known_relations`` and the views the
+    statements before it created)."""
+    known = known_relations(context)
+    if known is None:
+        return
+    for statements in context.batches.values():
+        relations = dict(known)
+        for parsed in statements:
+            yield parsed, relations
+            _record_view(parsed, relations, known=True)
 
 
 # one project's declared tables, computed once per lint run (and per process)
@@ -420,3 +447,69 @@ def _correlated(select: exp.Select) -> bool:
 def _where_text(sources: Mapping[str, Columns]) -> str:
     names = [name or "the subquery" for name in sources]
     return " or ".join(names) if names else "the statement"
+
+
+class InsertColumnCount(Rule):
+    """An `INSERT` gives a table more or fewer columns than it has, or than it names.
+
+    `INSERT INTO t SELECT ...` writes by position: the query must give exactly one value per
+    column of `t`; with a column list, `INSERT INTO t (a, b) ...`, one per listed column. Spark
+    (and Delta) refuse the statement otherwise (`INSERT_COLUMN_ARITY_MISMATCH`,
+    `DELTA_INSERT_COLUMN_ARITY_MISMATCH`); by position, more values than columns passed Spark's
+    analysis in the differential test and are not reported. Checked where the table's columns
+    are known (the
+    model's target, the other models' targets, seeds) and the query's width is too (no `*` of
+    an unknown relation). A target whose schema evolves is left alone.
+    """
+
+    spark_rejects = True
+    code = "DL025"
+    severity = ERROR
+
+    def check(self, context: ModelContext) -> list[Violation]:
+        found = []
+        for parsed, relations in scoped_statements(context):
+            node = parsed.expression
+            if not isinstance(node, exp.Insert) or node.expression is None:
+                continue
+            table = node.this.this if isinstance(node.this, exp.Schema) else node.this
+            if not isinstance(table, exp.Table):
+                continue
+            listed = node.this.expressions if isinstance(node.this, exp.Schema) else None
+            columns = relations.get(table_key(table))
+            expected = len(listed) if listed else (len(columns) if columns is not None else None)
+            width = _width(node.expression, relations)
+            if expected is None or width is None or width == expected:
+                continue
+            if width > expected and not listed:
+                continue  # by position, extra values passed Spark's analysis (differential test)
+            what = "listed columns" if listed else f"columns of {table_key(table)}"
+            more = "too many" if width > expected else "not enough"
+            message = (
+                f"[INSERT_COLUMN_ARITY_MISMATCH] {more} data columns: the query gives {width} "
+                f"value(s) for {expected} {what}; Spark refuses the INSERT"
+            )
+            where = context.locate_node(parsed, node.expression)
+            found.append(self.violation(context, where, message))
+        return found
+
+
+def _width(query: exp.Expr, relations: Relations) -> int | None:
+    """How many columns ``query`` returns, or None when not known statically."""
+    if isinstance(query, exp.Subquery):
+        return _width(query.this, relations)
+    if isinstance(query, exp.SetOperation):
+        return _width(query.left, relations)
+    if isinstance(query, exp.Values):
+        rows = query.expressions
+        return len(rows[0].expressions) if rows and isinstance(rows[0], exp.Tuple) else None
+    if not isinstance(query, exp.Select):
+        return None
+    if any(
+        isinstance(item, exp.Star)
+        or (isinstance(item, exp.Column) and isinstance(item.this, exp.Star))
+        for item in query.expressions
+    ):
+        names = projection(query, relations)
+        return len(names) if names is not None else None
+    return len(query.expressions)

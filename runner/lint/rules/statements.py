@@ -21,6 +21,7 @@ class SqlSyntaxError(Rule):
     The finding points at the token the parser stopped at.
     """
 
+    spark_rejects = True
     code = "DL001"
     severity = ERROR
 
@@ -142,6 +143,7 @@ class MissingSemicolon(Rule):
     (`MERGE`, `INSERT`, `CREATE`, ...), the `;` before that keyword is missing.
     """
 
+    spark_rejects = True
     code = "DL015"
     severity = ERROR
     explains = frozenset({"DL001"})  # the render / parse failure it causes

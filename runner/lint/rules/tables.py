@@ -23,6 +23,7 @@ class ZorderColumnInvalid(Rule):
     stream's schema; partition columns are `config(partitioned_by=...)`.
     """
 
+    spark_rejects = True
     code = "DL005"
     severity = ERROR
 
@@ -66,6 +67,7 @@ class ChangeDataFeedNotEnabled(Rule):
     stream is declared with `format: delta`, `ref: <model>` and `change_data_feed: true`.
     """
 
+    spark_rejects = True
     code = "DL006"
     severity = ERROR
 
@@ -110,10 +112,12 @@ class ChangeDataFeedNotEnabled(Rule):
 class VacuumRetainBelowDefault(Rule):
     """`VACUUM ... RETAIN n HOURS` with n under Delta's safe default of 168 hours (7 days).
 
-    Delta refuses it unless `spark.databricks.delta.retentionDurationCheck.enabled` is false,
-    and with the check off it deletes files that running streams, time travel and concurrent
-    readers may still need (the stream's own checkpoint can point at them). Keep `RETAIN` at
-    168 hours or more, or leave it out.
+    Delta refuses the shortest retentions (`RETAIN 0 HOURS`:
+    `DELTA_VACUUM_RETENTION_PERIOD_TOO_SHORT`) unless
+    `spark.databricks.delta.retentionDurationCheck.enabled` is false, but runs others under 168
+    hours (`RETAIN 100 HOURS` in the differential test against Spark), and either way it deletes
+    files that running streams, time travel and concurrent readers may still need (the stream's
+    own checkpoint can point at them). Keep `RETAIN` at 168 hours or more, or leave it out.
     """
 
     code = "DL013"
@@ -130,8 +134,8 @@ class VacuumRetainBelowDefault(Rule):
                     where = context.locate_line(parsed.statement.line, "vacuum")
                 message = (
                     f"VACUUM RETAIN {hours:g} HOURS is under Delta's safe default of "
-                    f"{SAFE_RETAIN_HOURS} hours: Delta rejects it, or (with the retention check "
-                    "off) deletes files that streams and time travel still read"
+                    f"{SAFE_RETAIN_HOURS} hours: it deletes files that streams and time travel "
+                    "still read (Delta refuses the shortest retentions outright)"
                 )
                 found.append(self.violation(context, where, message))
         return found

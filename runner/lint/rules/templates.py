@@ -20,6 +20,7 @@ class UnknownReference(Rule):
     `batch_id`, `var`, `ref`, ...), built-in and project macros, and what it defines itself.
     """
 
+    spark_rejects = True
     code = "DL007"
     severity = ERROR
     explains = frozenset({"DL010"})  # the render / parse failure it causes
@@ -87,6 +88,7 @@ class ModelDoesNotRender(Rule):
     brings this finding back: a model that does not render is never hidden.
     """
 
+    spark_rejects = True
     code = "DL010"
     severity = ERROR
 

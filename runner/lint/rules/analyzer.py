@@ -1,0 +1,266 @@
+"""Lint rules for what Spark's and Delta's analysis refuses before reading any data: MERGE
+clauses without their condition, OPTIMIZE ... WHERE on a column that is not a partition column,
+columns outside GROUP BY, unknown functions. Each message names Spark's (or Delta's) error
+class, as ``runner lint --analyze`` would report it. (INSERT column counts, which need the
+relations' columns, are with the column rules.)
+"""
+
+from __future__ import annotations
+
+import re
+from difflib import get_close_matches
+
+from sqlglot import exp
+from sqlglot.tokens import TokenType
+
+from runner.lint.base import ERROR, Rule, Violation
+from runner.lint.context import Location, ModelContext, ParsedStatement
+from runner.lint.expressions import optimized_table
+from runner.lint.spark_functions import AGGREGATES, FUNCTIONS
+from runner.sql.dialect import Delta, Optimize
+
+_CLAUSE_KINDS = {
+    (True, False): ("MATCHED", "NON_LAST_MATCHED_CLAUSE_OMIT_CONDITION"),
+    (False, False): ("NOT MATCHED", "NON_LAST_NOT_MATCHED_BY_TARGET_CLAUSE_OMIT_CONDITION"),
+    (False, True): (
+        "NOT MATCHED BY SOURCE",
+        "NON_LAST_NOT_MATCHED_BY_SOURCE_CLAUSE_OMIT_CONDITION",
+    ),
+}
+
+
+class MergeClauseOmitsCondition(Rule):
+    """A MERGE's `WHEN [NOT] MATCHED` clause without a condition is not the last of its kind.
+
+    Spark evaluates the clauses of one kind in order and takes the first whose condition
+    holds, so a clause without a condition would make every later one of its kind unreachable:
+    Spark's parser refuses the statement (`NON_LAST_MATCHED_CLAUSE_OMIT_CONDITION`, and its
+    `NOT_MATCHED_BY_TARGET` / `NOT_MATCHED_BY_SOURCE` twins). Give the clause a condition, or
+    move it last among its kind.
+    """
+
+    spark_rejects = True
+    code = "DL024"
+    severity = ERROR
+
+    def check(self, context: ModelContext) -> list[Violation]:
+        found = []
+        for parsed, merge in context.expressions(exp.Merge):
+            whens = merge.args.get("whens")
+            clauses = whens.expressions if whens is not None else []
+            for index, when in enumerate(clauses):
+                kind = (bool(when.args.get("matched")), bool(when.args.get("source")))
+                later = [w for w in clauses[index + 1 :] if _kind(w) == kind]
+                if when.args.get("condition") is not None or not later:
+                    continue
+                name, error_class = _CLAUSE_KINDS[kind]
+                where = _clause_location(context, parsed, index)
+                message = (
+                    f"[{error_class}] WHEN {name} without a condition is followed by another "
+                    f"WHEN {name} clause, which it makes unreachable; Spark refuses the MERGE. "
+                    "Give it a condition or make it the last of its kind"
+                )
+                found.append(self.violation(context, where, message))
+        return found
+
+
+def _clause_location(context: ModelContext, parsed: ParsedStatement, index: int) -> Location:
+    """Where the ``index``-th WHEN clause of the MERGE starts (sqlglot keeps no position for a
+    clause; its WHEN keyword is the ``index``-th outside strings and comments)."""
+    starts = [t.start for t in Delta().tokenize(parsed.sql) if t.token_type == TokenType.WHEN]
+    clauses = [s for s in starts if _starts_clause(parsed.sql, s)]
+    if index < len(clauses):
+        return context.locate_offset(parsed, clauses[index], "WHEN")
+    return context.locate_line(parsed.statement.line)
+
+
+def _starts_clause(sql: str, start: int) -> bool:
+    """A MERGE clause's WHEN (not a CASE's): followed by [NOT] MATCHED."""
+    return re.match(r"WHEN\s+(NOT\s+)?MATCHED\b", sql[start:], re.IGNORECASE) is not None
+
+
+def _kind(when: exp.Expr) -> tuple[bool, bool]:
+    return bool(when.args.get("matched")), bool(when.args.get("source"))
+
+
+class OptimizeWhereNotPartition(Rule):
+    """`OPTIMIZE ... WHERE` names a column that is not a partition column of the table.
+
+    Delta compacts whole partitions, so its `WHERE` may only filter on partition columns
+    (`config(partitioned_by=...)`); any other column is refused when the OPTIMIZE runs
+    (`DELTA_NON_PARTITION_COLUMN_REFERENCE`), after the batch's MERGE has committed.
+    """
+
+    spark_rejects = True
+    code = "DL026"
+    severity = ERROR
+
+    def check(self, context: ModelContext) -> list[Violation]:
+        by_target = context.project.models_by_target
+        found = []
+        for parsed, optimize in context.expressions(Optimize):
+            model = by_target.get(optimized_table(optimize))
+            where = optimize.args.get("where")
+            if model is None or where is None:
+                continue
+            partitions = {c.lower() for c in model.config.partitioned_by}
+            for column in where.find_all(exp.Column):
+                if column.name.lower() in partitions:
+                    continue
+                listed = ", ".join(model.config.partitioned_by) or "none: it is not partitioned"
+                message = (
+                    f"[DELTA_NON_PARTITION_COLUMN_REFERENCE] OPTIMIZE {model.target_table} "
+                    f"WHERE names {column.name}, which is not a partition column (partition "
+                    f"columns: {listed}); Delta refuses it"
+                )
+                found.append(
+                    self.violation(context, _where_column(context, parsed, column), message)
+                )
+        return found
+
+
+def _where_column(context: ModelContext, parsed: ParsedStatement, column: exp.Column) -> Location:
+    """The column's place after OPTIMIZE's WHERE (the dialect keeps no position for it)."""
+    where = re.search(r"\bWHERE\b", parsed.sql, re.IGNORECASE)
+    start = where.end() if where else 0
+    name = re.compile(rf"(?<![\w.`]){re.escape(column.name)}(?![\w`])", re.IGNORECASE)
+    hit = name.search(parsed.sql, start)
+    if hit is None:
+        return context.locate_node(parsed, column)
+    return context.locate_offset(parsed, hit.start(), column.name)
+
+
+class ColumnNotGrouped(Rule):
+    """A query aggregates, but projects a column that is neither grouped nor aggregated.
+
+    With `GROUP BY`, or with an aggregate such as `count(*)` and no `GROUP BY`, every column
+    the projection names outside an aggregate must be one of the grouping expressions: Spark
+    refuses the query (`MISSING_AGGREGATION`), since one output row stands for many input rows.
+    Group by the column, aggregate it (`max(col)`, `any_value(col)`), or use a window function
+    (`... OVER (PARTITION BY ...)`), which keeps every row.
+    """
+
+    spark_rejects = True
+    code = "DL027"
+    severity = ERROR
+
+    def check(self, context: ModelContext) -> list[Violation]:
+        found = []
+        for parsed, select in context.expressions(exp.Select):
+            for column in _not_grouped(select):
+                message = (
+                    f"[MISSING_AGGREGATION] {column.sql(dialect='spark')} is projected next to an "
+                    "aggregate but is not in GROUP BY; group by it, aggregate it (e.g. "
+                    f"any_value({column.name})), or use a window function"
+                )
+                found.append(self.violation(context, context.locate_node(parsed, column), message))
+        return found
+
+
+def _is_aggregate(node: exp.Expr) -> bool:
+    if isinstance(node, exp.AggFunc):
+        return True
+    return isinstance(node, exp.Anonymous) and node.name.lower() in AGGREGATES
+
+
+def _own_nodes(node: exp.Expr, *, skip: type | tuple[type, ...]) -> list[exp.Expr]:
+    """The nodes under ``node`` (itself included) not inside a subquery, a window function, a
+    lambda or a node of type ``skip``."""
+    found = []
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        found.append(current)
+        if current is not node and isinstance(
+            current, (exp.Query, exp.Subquery, exp.Window, exp.Lambda, *_tuple(skip))
+        ):
+            continue
+        stack.extend(current.iter_expressions())
+    return found
+
+
+def _tuple(kinds: type | tuple[type, ...]) -> tuple[type, ...]:
+    return kinds if isinstance(kinds, tuple) else (kinds,)
+
+
+def _not_grouped(select: exp.Select) -> list[exp.Column]:
+    group = select.args.get("group")
+    if group is not None and (group.args.get("all") or not group.expressions):
+        return []  # GROUP BY ALL groups by every non-aggregate; GROUPING SETS etc. left out
+    items = select.expressions
+    if group is None and not any(
+        _is_aggregate(node) and not isinstance(node.parent, exp.Window)
+        for item in items
+        for node in _own_nodes(item, skip=())
+    ):
+        return []  # neither grouped nor aggregated: the common case, decided first
+    if any(
+        isinstance(item, exp.Star)
+        or (isinstance(item, exp.Column) and isinstance(item.this, exp.Star))
+        for item in items
+    ):
+        return []
+    grouped = set()
+    names = set()
+    aliases = {i.alias.lower(): i.this for i in items if isinstance(i, exp.Alias)}
+    for expression in group.expressions if group is not None else []:
+        if isinstance(expression, exp.Literal) and not expression.is_string:
+            position = int(expression.name) - 1
+            if 0 <= position < len(items):
+                expression = items[position].unalias()
+        elif isinstance(expression, exp.Column) and not expression.table:
+            expression = aliases.get(expression.name.lower(), expression)
+        grouped.add(expression.sql(dialect="spark").lower())
+        for column in expression.find_all(exp.Column):
+            names.add(column.name.lower())
+    missing = []
+    for item in items:
+        inner = item.unalias()
+        if inner.sql(dialect="spark").lower() in grouped:
+            continue
+        for node in _own_nodes(inner, skip=(exp.AggFunc, exp.Anonymous)):
+            if isinstance(node, exp.Anonymous) and node.name.lower() in AGGREGATES:
+                continue
+            if (
+                isinstance(node, exp.Column)
+                and not _under_aggregate(node, inner)
+                and node.name.lower() not in names
+                and not isinstance(node.this, exp.Star)
+            ):
+                missing.append(node)
+    return missing
+
+
+def _under_aggregate(node: exp.Expr, top: exp.Expr) -> bool:
+    parent = node.parent
+    while parent is not None and parent is not top.parent:
+        if _is_aggregate(parent) or isinstance(parent, (exp.Window, exp.Lambda)):
+            return True
+        parent = parent.parent
+    return False
+
+
+class UnknownFunction(Rule):
+    """A function the statement calls is not one of Spark's built-in functions.
+
+    Spark's analyzer refuses it (`UNRESOLVED_ROUTINE`). The built-in functions are listed in
+    `runner/lint/spark_functions.py`, generated from the pinned Spark's function registry. A
+    function qualified with a schema (`db.fn(...)`), a persistent function of the catalog, is
+    left to Spark; a UDF registered at run time is not known to the linter (`-- noqa: DL028`).
+    """
+
+    spark_rejects = True
+    code = "DL028"
+    severity = ERROR
+
+    def check(self, context: ModelContext) -> list[Violation]:
+        found = []
+        for parsed, call in context.expressions(exp.Anonymous):
+            name = call.name.lower()
+            if name in FUNCTIONS or not name or "." in name:
+                continue
+            close = get_close_matches(name, sorted(FUNCTIONS), n=3, cutoff=0.75)
+            hint = f"; did you mean {', '.join(close)}?" if close else ""
+            message = f"[UNRESOLVED_ROUTINE] {call.name}() is not a Spark built-in function{hint}"
+            found.append(self.violation(context, context.locate_node(parsed, call), message))
+        return found
