@@ -9,8 +9,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/bootstrap.sh s3  # the S3 tests: boto3 and the local object store (moto)
 echo "==> ruff check, ruff format --check, mypy"
-.venv/bin/ruff check runner tests bench scripts
-.venv/bin/ruff format --check runner tests bench scripts
+.venv/bin/ruff check runner runner_devtools tests bench scripts
+.venv/bin/ruff format --check runner runner_devtools tests bench scripts
 .venv/bin/mypy
 echo "==> mkdocs build --strict (the docs site: a broken link or a page missing from the nav fails)"
 NO_MKDOCS_2_WARNING=1 .venv/bin/mkdocs build --strict --quiet --site-dir site

@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from runner.secrets import reveal_all
-from runner.storage import Location
 from runner.specs.catalog import CatalogSpec
+from runner.storage import Location
 from runner.target_address import Address, TargetKind, parse_master, parse_remote
 
 
