@@ -272,11 +272,13 @@ def run_models(
                 f"(target {project.target.name}, {project.target.shown})",
             )
         )
+    stop = threading.Event()
     spark = session_for(
         project,
         models,
         no_server=choices.no_server,
         unsupported_over_connect=streams_unsupported_over_connect(project, models),
+        stop=stop,
     )
     if choices.full_refresh:
         from runner.spark.delta.targets import reset_model
@@ -287,7 +289,6 @@ def run_models(
     # each checkpoint still with its own target, before anything of any model is written
     for adopted in guard_models(spark, project, models, adopt=choices.adopt_state):
         console.print(adopted)
-    stop = threading.Event()
 
     def request_stop(signum: int, _frame: object) -> None:
         if not stop.is_set():

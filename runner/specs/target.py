@@ -12,6 +12,9 @@ from pathlib import Path
 from runner.secrets import reveal_all
 from runner.target_address import Address, TargetKind, parse_master, parse_remote
 
+# project.yml's connect_retry_seconds when a remote: target does not set it
+DEFAULT_CONNECT_RETRY_SECONDS = 60.0
+
 
 @dataclass(frozen=True)
 class TargetSpec:
@@ -27,6 +30,9 @@ class TargetSpec:
     remote: str | None = None  # sc://HOST:PORT: a Spark Connect server; master is then unused
     conf_file: Path | None = None  # project.yml, and the line of each spark_conf key: for
     conf_lines: dict[str, int] = field(default_factory=dict, repr=False)  # errors about them
+    # over Spark Connect: how long the client retries a server that does not answer
+    # (runner/spark/session/connect_watch.py)
+    connect_retry_seconds: float = DEFAULT_CONNECT_RETRY_SECONDS
 
     @property
     def kind(self) -> TargetKind:
