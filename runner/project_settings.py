@@ -13,14 +13,21 @@ from runner.choices import is_one_of
 from runner.errors import ConfigError
 from runner.secrets import render_env_vars
 from runner.specs.lint import LINT_SEVERITIES, LintSettings, LintSeverity
-from runner.specs.target import TargetSpec
+from runner.specs.target import DEFAULT_CONNECT_RETRY_SECONDS, TargetSpec
 from runner.streams import conf_value
 from runner.target_address import parse_master, parse_remote
 from runner.yaml_loader import YamlMap, check_keys, untemplated
 
 DEFAULT_TARGET = "local"  # the target of a project.yml with no targets: (local[*], target/local)
 # The keys each target may set (runner/yaml_loader.py checks them).
-TARGET_KEYS = ("master", "remote", "warehouse", "checkpoints", "spark_conf")
+TARGET_KEYS = (
+    "master",
+    "remote",
+    "warehouse",
+    "checkpoints",
+    "spark_conf",
+    "connect_retry_seconds",
+)
 _RULE_CODE = re.compile(r"[A-Z]+[0-9]+")
 
 
@@ -55,6 +62,8 @@ def load_target(doc: YamlMap, root: Path, requested: str | None) -> TargetSpec:
         for k, v in spark_conf.items()
     }
     master, remote = _target_endpoint(spec, name)
+    if master.startswith("k8s://"):
+        _check_kubernetes_conf(spec, name, conf)
     return TargetSpec(
         name=name,
         master=master,
@@ -64,6 +73,7 @@ def load_target(doc: YamlMap, root: Path, requested: str | None) -> TargetSpec:
         spark_conf=conf,
         conf_file=spark_conf.file,
         conf_lines={str(k): spark_conf.line_of(k) for k in spark_conf},
+        connect_retry_seconds=_connect_retry_seconds(spec, name, remote),
     )
 
 
@@ -119,6 +129,50 @@ def _target_endpoint(spec: YamlMap, name: str) -> tuple[str, str | None]:
             f"target '{name}': {exc}", file=spec.file, line=spec.line_of(key)
         ) from None
     return value, None
+
+
+# What a k8s:// master cannot run without: the image of the executor pods.
+KUBERNETES_REQUIRED_CONF = ("spark.kubernetes.container.image",)
+
+
+def _check_kubernetes_conf(spec: YamlMap, name: str, conf: dict[str, str]) -> None:
+    """A ``k8s://`` target sets the executors' container image in its spark_conf. Only the
+    settings are checked: nothing here reaches the cluster (docs/deploy.md)."""
+    missing = [key for key in KUBERNETES_REQUIRED_CONF if key not in conf]
+    if missing:
+        raise ConfigError(
+            f"target '{name}' runs on Kubernetes (master: k8s://...) but its spark_conf does not "
+            f"set {', '.join(missing)}",
+            file=spec.file,
+            line=spec.line_of("master"),
+            hint="set the image of the executor pods (Spark, Python and the runner installed), "
+            "for example spark.kubernetes.container.image: registry.example.com/runner:1.0",
+        )
+
+
+def _connect_retry_seconds(spec: YamlMap, name: str, remote: str | None) -> float:
+    """``connect_retry_seconds``: a number of seconds above 0, on a ``remote:`` target only."""
+    if "connect_retry_seconds" not in spec:
+        return DEFAULT_CONNECT_RETRY_SECONDS
+    value = spec.get("connect_retry_seconds")
+    line = spec.line_of("connect_retry_seconds")
+    if remote is None:
+        raise ConfigError(
+            f"target '{name}' sets connect_retry_seconds without remote: it says how long a "
+            "Spark Connect client waits for its server",
+            file=spec.file,
+            line=line,
+            hint="remove it, or use it on a target with remote: sc://HOST:PORT",
+        )
+    if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+        raise ConfigError(
+            f"target '{name}': connect_retry_seconds must be a number of seconds above 0, "
+            f"got {value!r}",
+            file=spec.file,
+            line=line,
+            hint="for example: connect_retry_seconds: 120",
+        )
+    return float(value)
 
 
 # -- lint settings -------------------------------------------------------------------------
