@@ -178,14 +178,20 @@ def start_model(
         progress = EventLogProgress(spark, project.target, model.name)
     session = query_session(spark, project.target)
     record = model_record(project, model)  # computed first: a failure here starts no query
-    query = (
-        read_stream(session, stream, ref_location)
-        .writeStream.queryName(model.name)
-        .option("checkpointLocation", str(checkpoint))
-        .foreachBatch(function)
-        .trigger(**trigger_kwargs(trigger or stream.trigger, stream))
-        .start()
-    )
+    try:
+        query = (
+            read_stream(session, stream, ref_location)
+            .writeStream.queryName(model.name)
+            .option("checkpointLocation", str(checkpoint))
+            .foreachBatch(function)
+            .trigger(**trigger_kwargs(trigger or stream.trigger, stream))
+            .start()
+        )
+    except BaseException:
+        # a query's own session left to the garbage collector at exit hangs in gRPC's close
+        if session is not spark:
+            release_connect_session(session)
+        raise
     # what this start runs, for `runner plan`: only once Spark has accepted the query
     write_last_run(checkpoint, record)
     own = session if session is not spark else None
