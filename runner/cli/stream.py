@@ -256,11 +256,7 @@ def run_models(
     from runner.cli.live import LiveBoard, live_view
     from runner.cli.progress import console, print_batch, print_statement
     from runner.errors import RunnerError
-    from runner.spark.streaming.pipeline import (  # starts no JVM yet
-        session_for,
-        stream_models,
-        streams_unsupported_over_connect,
-    )
+    from runner.spark.streaming.pipeline import session_for, stream_models  # no JVM yet
     from runner.spark.streaming.query import Callbacks, RunningModel
     from runner.spark.streaming.state_guard import guard_models
 
@@ -277,7 +273,6 @@ def run_models(
         project,
         models,
         no_server=choices.no_server,
-        unsupported_over_connect=streams_unsupported_over_connect(project, models),
         stop=stop,
     )
     if choices.full_refresh:

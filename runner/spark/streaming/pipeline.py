@@ -68,15 +68,6 @@ def session_for(
     )
 
 
-def streams_unsupported_over_connect(project: Project, models: list[ModelSpec]) -> str | None:
-    """Why streaming ``models`` cannot run over Spark Connect, or None: the Kafka source reads
-    ``sparkContext``, which a Connect client does not have (docs/deploy.md)."""
-    kafka = [m.name for m in models if project.stream_of(m).format == KAFKA_FORMAT]
-    if not kafka:
-        return None
-    return f"the Kafka source does not run over Spark Connect yet ({', '.join(kafka)})"
-
-
 def extra_jars_for(project: Project, models: list[ModelSpec] | None = None) -> list[str]:
     """Maven coordinates the models' sources need beyond Delta: Spark's Kafka connector when
     one of them reads Kafka (so runs without Kafka neither download nor load it)."""
