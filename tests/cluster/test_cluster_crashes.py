@@ -122,7 +122,7 @@ def test_sigkill_over_connect_client_and_server(
     output = "\n".join(stream.lines)
     assert stream.process.returncode == 1, output
     assert sum(bool(SERVER_GONE.search(line)) for line in stream.lines) == 1, output
-    assert f"stopped: the Spark Connect server at {local_cluster.connect_url}" in output
+    assert f"stopped: the Spark Connect server at {local_cluster.connect_url}" in output, output
     kills.append(f"  SIGTERM stopped the client in {stopped_after:.1f} s (exit code 1)")
 
     started = time.monotonic()

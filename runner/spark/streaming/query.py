@@ -22,6 +22,7 @@ from runner.spark.batch.run import BatchExecutor
 from runner.spark.delta.statements import StatementResult
 from runner.spark.delta.targets import ensure_target
 from runner.spark.session.builder import release_connect_session
+from runner.spark.session.connect_watch import watch_of
 from runner.spark.sources.streams import read_stream, trigger_kwargs
 from runner.spark.streaming.remote_batches import (
     EventLogProgress,
@@ -121,8 +122,13 @@ class RunningModel:
         )
 
     def release(self) -> None:
-        """Release the query's own server session (over Connect) once the query has ended."""
-        if self.own_session is not None and not self.query.isActive:
+        """Release the query's own server session (over Connect) once the query has ended, or
+        the server has gone (asking it whether the query is active would raise again, in place
+        of the error that says the server went away)."""
+        if self.own_session is None:
+            return
+        watch = watch_of(self.own_session)
+        if (watch is not None and (watch.outage or watch.gave_up)) or not self.query.isActive:
             release_connect_session(self.own_session)
             self.own_session = None
 
