@@ -97,8 +97,9 @@ def spark_home_linked(directory: Path) -> Path:
     """``directory``/spark-home: links to the installed pyspark's bin/, jars/ and sbin/, without
     its python/lib. Spark puts $SPARK_HOME/python/lib/pyspark.zip first on the PYTHONPATH of
     every Python worker it starts (PythonUtils.sparkPythonPath); pyspark imported from a zip is
-    compiled again at each start, with no cached bytecode: 12 s against 6 s from the installed
-    package at load 28 on 2 cores, where a new foreachBatch worker has 10 s to connect back.
+    compiled again at each start, with no cached bytecode: a foreachBatch worker connected back
+    in 24 s against 6.5 s from the installed package at load 29 on 2 cores (3.7 s against 1.2 s
+    at load 3; bench/python_worker_start_bench.py), and Spark gives it 10 s.
     Without the zip, the workers import this interpreter's pyspark (the same version)."""
     home = directory.resolve() / "spark-home"
     home.mkdir(parents=True, exist_ok=True)
