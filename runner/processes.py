@@ -198,8 +198,13 @@ def log_tail(log: Path, lines: int = 15) -> str:
 
 def read_pid(pid_file: Path) -> int | None:
     """The PID in ``pid_file`` when that process is alive; None otherwise."""
+    pid = recorded_pid(pid_file)
+    return pid if pid is not None and alive(pid) else None
+
+
+def recorded_pid(pid_file: Path) -> int | None:
+    """The PID written in ``pid_file``, alive or not; None when there is none."""
     try:
-        pid = int(pid_file.read_text().strip())
+        return int(pid_file.read_text().strip())
     except (FileNotFoundError, ValueError):
         return None
-    return pid if alive(pid) else None

@@ -14,7 +14,7 @@ from runner.errors import ConfigError
 from runner.secrets import render_env_vars
 from runner.specs.catalog import CATALOG_KEYS, CATALOG_TYPES, JDBC_DRIVERS, CatalogSpec
 from runner.specs.lint import LINT_SEVERITIES, LintSettings, LintSeverity
-from runner.specs.target import TargetSpec
+from runner.specs.target import DEFAULT_CONNECT_RETRY_SECONDS, TargetSpec
 from runner.storage import Location, parse_location
 from runner.streams import conf_value
 from runner.target_address import parse_master, parse_remote
@@ -22,7 +22,15 @@ from runner.yaml_loader import YamlMap, check_keys, untemplated
 
 DEFAULT_TARGET = "local"  # the target of a project.yml with no targets: (local[*], target/local)
 # The keys each target may set (runner/yaml_loader.py checks them).
-TARGET_KEYS = ("master", "remote", "warehouse", "checkpoints", "spark_conf", "catalog")
+TARGET_KEYS = (
+    "master",
+    "remote",
+    "warehouse",
+    "checkpoints",
+    "spark_conf",
+    "connect_retry_seconds",
+    "catalog",
+)
 _RULE_CODE = re.compile(r"[A-Z]+[0-9]+")
 
 
@@ -57,6 +65,8 @@ def load_target(doc: YamlMap, root: Path, requested: str | None) -> TargetSpec:
         for k, v in spark_conf.items()
     }
     master, remote = _target_endpoint(spec, name)
+    if master.startswith("k8s://"):
+        _check_kubernetes_conf(spec, name, conf)
     return TargetSpec(
         name=name,
         master=master,
@@ -67,6 +77,7 @@ def load_target(doc: YamlMap, root: Path, requested: str | None) -> TargetSpec:
         conf_file=spark_conf.file,
         conf_lines={str(k): spark_conf.line_of(k) for k in spark_conf},
         catalog=_target_catalog(spec, name),
+        connect_retry_seconds=_connect_retry_seconds(spec, name, remote),
     )
 
 
@@ -190,6 +201,50 @@ def _target_catalog(spec: YamlMap, name: str) -> CatalogSpec | None:
         file=catalog.file,
         lines={key: catalog.line_of(key) for key in catalog},
     )
+
+
+# What a k8s:// master cannot run without: the image of the executor pods.
+KUBERNETES_REQUIRED_CONF = ("spark.kubernetes.container.image",)
+
+
+def _check_kubernetes_conf(spec: YamlMap, name: str, conf: dict[str, str]) -> None:
+    """A ``k8s://`` target sets the executors' container image in its spark_conf. Only the
+    settings are checked: nothing here reaches the cluster (docs/deploy.md)."""
+    missing = [key for key in KUBERNETES_REQUIRED_CONF if key not in conf]
+    if missing:
+        raise ConfigError(
+            f"target '{name}' runs on Kubernetes (master: k8s://...) but its spark_conf does not "
+            f"set {', '.join(missing)}",
+            file=spec.file,
+            line=spec.line_of("master"),
+            hint="set the image of the executor pods (Spark, Python and the runner installed), "
+            "for example spark.kubernetes.container.image: registry.example.com/runner:1.0",
+        )
+
+
+def _connect_retry_seconds(spec: YamlMap, name: str, remote: str | None) -> float:
+    """``connect_retry_seconds``: a number of seconds above 0, on a ``remote:`` target only."""
+    if "connect_retry_seconds" not in spec:
+        return DEFAULT_CONNECT_RETRY_SECONDS
+    value = spec.get("connect_retry_seconds")
+    line = spec.line_of("connect_retry_seconds")
+    if remote is None:
+        raise ConfigError(
+            f"target '{name}' sets connect_retry_seconds without remote: it says how long a "
+            "Spark Connect client waits for its server",
+            file=spec.file,
+            line=line,
+            hint="remove it, or use it on a target with remote: sc://HOST:PORT",
+        )
+    if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+        raise ConfigError(
+            f"target '{name}': connect_retry_seconds must be a number of seconds above 0, "
+            f"got {value!r}",
+            file=spec.file,
+            line=line,
+            hint="for example: connect_retry_seconds: 120",
+        )
+    return float(value)
 
 
 # -- lint settings -------------------------------------------------------------------------

@@ -1,5 +1,6 @@
 """Where a target's Spark is: in this process (``local[*]``), a standalone cluster
-(``master: spark://HOST:PORT``) or a Spark Connect server (``remote: sc://HOST:PORT``).
+(``master: spark://HOST:PORT``), Kubernetes (``master: k8s://https://HOST:PORT``: executors are
+pods) or a Spark Connect server (``remote: sc://HOST:PORT``).
 
 Pure: parsing and a plain TCP probe, so a target that cannot be reached fails in seconds with
 one line naming it, before any JVM starts. Never imports pyspark.
@@ -14,18 +15,23 @@ from typing import Literal
 
 from runner.errors import ConfigError
 
-TargetKind = Literal["local", "standalone", "connect"]
+TargetKind = Literal["local", "standalone", "kubernetes", "connect"]
 REACH_TIMEOUT_SECONDS = 3.0
 
 _LOCAL = re.compile(r"^local(\[(\*|\d+)(,\s*\d+)?\])?$")
 _HOST_PORT = re.compile(r"^(?P<host>[A-Za-z0-9.\-]+|\[[0-9A-Fa-f:]+\]):(?P<port>\d{1,5})$")
+# Spark's own form: k8s://https://HOST[:PORT] (https when no scheme is given; port 443 by default)
+_KUBERNETES = re.compile(
+    r"^k8s://(?:(?P<scheme>https?)://)?(?P<host>[A-Za-z0-9.\-]+)(?::(?P<port>\d{1,5}))?/?$"
+)
 
 
 @dataclass(frozen=True)
 class Address:
-    """A cluster endpoint: ``spark://HOST:PORT`` or ``sc://HOST:PORT``."""
+    """A cluster endpoint: ``spark://HOST:PORT``, ``sc://HOST:PORT`` or a Kubernetes API
+    server (``k8s://HOST:PORT``)."""
 
-    scheme: Literal["spark", "sc"]
+    scheme: Literal["spark", "sc", "k8s"]
     host: str
     port: int
 
@@ -34,16 +40,30 @@ class Address:
 
 
 def parse_master(value: str) -> tuple[TargetKind, Address | None]:
-    """``local[*]`` -> ('local', None); ``spark://h:7077`` -> ('standalone', Address).
+    """``local[*]`` -> ('local', None); ``spark://h:7077`` -> ('standalone', Address);
+    ``k8s://https://h:6443`` -> ('kubernetes', the API server's Address).
     Raises ValueError with what is expected."""
     if _LOCAL.match(value):
         return "local", None
     if value.startswith("spark://"):
         return "standalone", _host_port("spark", value.removeprefix("spark://"), value)
+    if value.startswith("k8s://"):
+        return "kubernetes", _kubernetes(value)
     raise ValueError(
-        f"master must be local, local[N], local[*] or spark://HOST:PORT, got {value!r} "
-        "(for Spark Connect use remote: sc://HOST:PORT)"
+        f"master must be local, local[N], local[*], spark://HOST:PORT or "
+        f"k8s://https://HOST:PORT, got {value!r} (for Spark Connect use remote: sc://HOST:PORT)"
     )
+
+
+def _kubernetes(value: str) -> Address:
+    match = _KUBERNETES.match(value)
+    port = int(match.group("port") or 443) if match else 0
+    if match is None or not 0 < port < 65536:
+        raise ValueError(
+            f"expected k8s://https://HOST:PORT (the Kubernetes API server) with a port 1-65535, "
+            f"got {value!r}"
+        )
+    return Address("k8s", match.group("host"), port)
 
 
 def parse_remote(value: str) -> Address:

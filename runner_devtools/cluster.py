@@ -1,5 +1,6 @@
-"""`python -m runner_devtools.cluster start|stop|status`: a standalone Spark cluster and a Spark
-Connect server on this machine, for trying and testing the cluster targets (``local_cluster``).
+"""`python -m runner_devtools.cluster start|stop|restart|status`: a standalone Spark cluster and a
+Spark Connect server on this machine, for trying and testing the cluster targets
+(``local_cluster``).
 
 A development tool, not a `runner` command: the product only connects to a cluster."""
 
@@ -63,12 +64,21 @@ def start(
             help="The Connect server's port; 0 picks a free one. Example: --connect-port 15002"
         ),
     ] = 15002,
+    kafka: Annotated[
+        bool,
+        typer.Option(
+            help="Put Spark's Kafka connector on the Connect server's classpath, for models "
+            "that read Kafka over Connect (fetched into the jar cache the first time). "
+            "Example: --kafka"
+        ),
+    ] = False,
     project_dir: ProjectDir = Path("."),
     directory: Directory = None,
     debug: Debug = False,
 ) -> None:
     """Start a master, N workers and a Spark Connect server on 127.0.0.1, then print the
-    targets to put in project.yml.
+    targets to put in project.yml. The Connect server is an application of the master: its
+    executors (one core) run on the workers.
 
     Example: python -m runner_devtools.cluster start --workers 2
     """
@@ -83,6 +93,7 @@ def start(
             master_port=master_port,
             connect=connect,
             connect_port=connect_port,
+            connect_jars=tuple(kafka_connector() if kafka else ()),
         )
         for line in cluster.status():
             console.print(line, highlight=False)
@@ -105,6 +116,38 @@ def stop(
     with reported_errors(debug):
         stopped = _cluster(project_dir, directory).stop()
         console.print(f"stopped: {', '.join(stopped)}" if stopped else "nothing was running")
+
+
+@cluster_app.command()
+def restart(
+    process: Annotated[
+        str,
+        typer.Argument(
+            help="The process to restart: connect, master or worker-N (as `status` names "
+            "them). Example: connect"
+        ),
+    ],
+    project_dir: ProjectDir = Path("."),
+    directory: Directory = None,
+    debug: Debug = False,
+) -> None:
+    """Stop one process of the local cluster (with what it left running, e.g. the Connect
+    server's foreachBatch Python workers) and start it again the same way, on the same address.
+
+    Example: python -m runner_devtools.cluster restart connect
+    """
+    from runner.cli.progress import console
+
+    with reported_errors(debug):
+        console.print(_cluster(project_dir, directory).restart(process), highlight=False)
+
+
+def kafka_connector() -> list[str]:
+    """Maven coordinates of Spark's Kafka connector for the installed pyspark."""
+    from runner.spark.session.jars import pyspark_version
+    from runner.spark.sources.kafka import connector_coordinates
+
+    return connector_coordinates(pyspark_version())
 
 
 @cluster_app.command()

@@ -85,17 +85,9 @@ def build(
         record = RunRecord(names["model"])
         with CheckpointLocks(project.target.revealed_conf) as locks:
             check_before_spark(project, models, choices, locks, waits=False)
-            from runner.spark.streaming.pipeline import (
-                session_for,
-                streams_unsupported_over_connect,
-            )
+            from runner.spark.streaming.pipeline import session_for
 
-            spark = session_for(
-                project,
-                models,
-                no_server=choices.no_server,
-                unsupported_over_connect=streams_unsupported_over_connect(project, models),
-            )
+            spark = session_for(project, models, no_server=choices.no_server)
             plan = BuildState(dependency_graph(project))
             results: list[NodeResult] = []
             try:

@@ -272,11 +272,7 @@ def run_models(
     from runner.cli.live import LiveBoard, live_view
     from runner.cli.progress import console, print_batch, print_statement
     from runner.errors import RunnerError
-    from runner.spark.streaming.pipeline import (  # starts no JVM yet
-        session_for,
-        stream_models,
-        streams_unsupported_over_connect,
-    )
+    from runner.spark.streaming.pipeline import session_for, stream_models  # no JVM yet
     from runner.spark.streaming.query import Callbacks, RunningModel
     from runner.spark.streaming.state_guard import guard_models
     from runner.storage import RemotePath
@@ -289,11 +285,12 @@ def run_models(
                 f"(target {project.target.name}, {project.target.shown})",
             )
         )
+    stop = threading.Event()
     spark = session_for(
         project,
         models,
         no_server=choices.no_server,
-        unsupported_over_connect=streams_unsupported_over_connect(project, models),
+        stop=stop,
     )
     if isinstance(project.target.checkpoint_root, RemotePath):  # not checked before Spark
         check_checkpoints(project, models, choices)
@@ -306,7 +303,6 @@ def run_models(
     # each checkpoint still with its own target, before anything of any model is written
     for adopted in guard_models(spark, project, models, adopt=choices.adopt_state):
         console.print(adopted)
-    stop = threading.Event()
 
     def request_stop(signum: int, _frame: object) -> None:
         if not stop.is_set():

@@ -14,6 +14,9 @@ from runner.specs.catalog import CatalogSpec
 from runner.storage import Location
 from runner.target_address import Address, TargetKind, parse_master, parse_remote
 
+# project.yml's connect_retry_seconds when a remote: target does not set it
+DEFAULT_CONNECT_RETRY_SECONDS = 60.0
+
 
 @dataclass(frozen=True)
 class TargetSpec:
@@ -30,6 +33,9 @@ class TargetSpec:
     conf_file: Path | None = None  # project.yml, and the line of each spark_conf key: for
     conf_lines: dict[str, int] = field(default_factory=dict, repr=False)  # errors about them
     catalog: CatalogSpec | None = None  # a shared Hive metastore; None: Spark's in-memory one
+    # over Spark Connect: how long the client retries a server that does not answer
+    # (runner/spark/session/connect_watch.py)
+    connect_retry_seconds: float = DEFAULT_CONNECT_RETRY_SECONDS
 
     @property
     def kind(self) -> TargetKind:

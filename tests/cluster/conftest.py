@@ -24,7 +24,7 @@ def local_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalClu
     os.environ["RUNNER_CLUSTER_TIED"] = "1"  # its processes die with the test run
     cluster = LocalCluster(tmp_path_factory.mktemp("cluster"))
     started = time.monotonic()
-    cluster.start(workers=1, worker_cores=2, worker_memory="1g", master_port=0, connect_port=0)
+    cluster.start(workers=1, worker_cores=2, worker_memory="2g", master_port=0, connect_port=0)
     print(f"\nlocal cluster up in {time.monotonic() - started:.0f} s: {cluster.status()}")
     yield cluster
     print(f"\nstopped: {cluster.stop()}")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import random
 import re
@@ -58,8 +59,10 @@ class StreamProcess:
         self._reader.join(timeout=10)
 
     def kill(self) -> None:
-        """SIGKILL the runner and its JVM together: a machine that loses power."""
-        os.killpg(self.process.pid, signal.SIGKILL)
+        """SIGKILL the runner and its JVM together: a machine that loses power. A runner that
+        has already exited is left as it is: its exit code and output say why."""
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.process.pid, signal.SIGKILL)
         self.process.wait(timeout=30)
         self._reader.join(timeout=10)
 

@@ -20,6 +20,9 @@ from runner.spark.session.local_server import (
     ServerState,
     server_choice,
     settings_digest,
+    spark_env,
+    spark_home,
+    spark_home_linked,
 )
 from runner.specs.target import TargetSpec
 
@@ -146,3 +149,18 @@ def test_the_server_commands_without_a_server(example_project: Path) -> None:
         "target 'connect' runs on sc://127.0.0.1:15002: the local server is for targets with "
         in (start.output)
     )
+
+
+def test_the_spark_home_of_the_servers_has_no_python_zips(tmp_path: Path) -> None:
+    """Spark puts $SPARK_HOME/python/lib/pyspark.zip first on its Python workers' path: the
+    linked home has no python/, so they import the installed pyspark (with its bytecode)."""
+    stale = tmp_path / "spark-home" / "jars"
+    stale.parent.mkdir()
+    stale.symlink_to(tmp_path / "gone", target_is_directory=True)  # a moved venv's
+    home = spark_home_linked(tmp_path)
+    assert spark_home_linked(tmp_path) == home  # again: the same links, no error
+    assert sorted(p.name for p in home.iterdir()) == ["bin", "jars", "sbin"]
+    assert (home / "bin" / "spark-submit").is_file() and any((home / "jars").glob("spark-core_*"))
+    assert (home / "jars").readlink() == spark_home() / "jars"
+    assert (spark_home() / "python" / "lib" / "pyspark.zip").is_file()  # what it leaves out
+    assert spark_env(tmp_path)["SPARK_HOME"] == str(home)

@@ -46,6 +46,12 @@ def with_targets(root: Path, targets: str) -> Path:
             "standalone",
             Address("spark", "node-1.example.com", 7077),
         ),
+        ("k8s://https://10.0.0.1:6443", "kubernetes", Address("k8s", "10.0.0.1", 6443)),
+        (
+            "k8s://kubernetes.default.svc",
+            "kubernetes",
+            Address("k8s", "kubernetes.default.svc", 443),
+        ),
     ],
 )
 def test_masters_parse(value: str, kind: str, address: Address | None) -> None:
@@ -53,11 +59,28 @@ def test_masters_parse(value: str, kind: str, address: Address | None) -> None:
 
 
 @pytest.mark.parametrize(
-    "value", ["yarn", "spark://host", "spark://host:99999", "local[x]", "sc://host:15002"]
+    "value",
+    ["yarn", "spark://host", "spark://host:99999", "local[x]", "sc://host:15002", "k8s://h:0"],
 )
 def test_bad_masters_say_what_is_expected(value: str) -> None:
-    with pytest.raises(ValueError, match="spark://HOST:PORT"):
+    with pytest.raises(ValueError, match="spark://HOST:PORT|k8s://https://HOST:PORT"):
         parse_master(value)
+
+
+def test_a_kubernetes_target_needs_the_executors_image(tmp_path: Path) -> None:
+    """Validated only: nothing here runs a Kubernetes cluster (docs/deploy.md says so)."""
+    root = with_targets(
+        tmp_path,
+        "  k8s:\n    master: k8s://https://10.0.0.1:6443\n    spark_conf:\n"
+        "      spark.kubernetes.container.image: registry.example.com/runner:1.0\n"
+        "  bare:\n    master: k8s://https://10.0.0.1:6443\n",
+    )
+    target = load(root, "k8s").target
+    assert (target.kind, str(target.address)) == ("kubernetes", "k8s://10.0.0.1:6443")
+    with pytest.raises(ConfigError, match="does not set spark.kubernetes.container.image") as e:
+        load(root, "bare")
+    lines = (root / "project.yml").read_text().splitlines()
+    assert e.value.line is not None and lines[e.value.line - 1].strip().startswith("master:")
 
 
 def test_remotes_parse() -> None:

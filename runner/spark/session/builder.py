@@ -18,6 +18,7 @@ from pyspark.sql import SparkSession
 from runner.error_text import first_line
 from runner.errors import ConfigError, SetupError
 from runner.processes import with_extra_jvm_options
+from runner.spark.session.connect_watch import ServerWatch, watch_client, watch_of
 from runner.spark.session.hadoop_files import attach_session_files
 from runner.spark.session.jars import (
     POSTGRESQL_JDBC,
@@ -70,16 +71,20 @@ def session_conf(target: TargetSpec, extra_jars: list[str] | None = None) -> dic
 
 
 def build_session(
-    target: TargetSpec, app_name: str = "runner", extra_jars: list[str] | None = None
+    target: TargetSpec,
+    app_name: str = "runner",
+    extra_jars: list[str] | None = None,
+    stop: threading.Event | None = None,
 ) -> SparkSession:
     """Start (or join) the SparkSession for ``target``: in this process for local[*], as the
     driver of a standalone cluster for spark://, as a thin client of a Connect server for sc://.
-    A cluster address that does not answer fails in seconds, before a JVM starts."""
+    A cluster address that does not answer fails in seconds, before a JVM starts. ``stop``
+    (over Connect): once set, a call the server does not answer is not retried."""
     address = target.address
     if address is not None:
         check_reachable(target.name, address)
     if target.remote:
-        return connect_session(target)
+        return connect_session(target, stop)
     java_home = os.environ.get("JAVA_HOME")
     if java_home and not (Path(java_home) / "bin" / "java").exists():
         raise java_did_not_start()  # before mvn or spark-class print their own complaints
@@ -125,13 +130,14 @@ def java_did_not_start() -> SetupError:
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 
-def connect_session(target: TargetSpec) -> SparkSession:
+def connect_session(target: TargetSpec, stop: threading.Event | None = None) -> SparkSession:
     """A new Spark Connect session on ``target.remote``. The server holds Delta's extension
     and jars (``python -m runner_devtools.cluster start --connect``); the client sets only
     session settings.
 
-    The Connect client retries an unanswered call for minutes; the first one runs here under
-    a deadline so that a port that is open but no Connect server fails in seconds."""
+    The first call runs here under a deadline so that a port that is open but no Connect
+    server fails in seconds; later calls retry an unanswered server for the target's
+    ``connect_retry_seconds``, and not at all once ``stop`` is set (``ServerWatch``)."""
     address, remote = target.address, target.remote
     assert remote is not None and address is not None
     outcome: dict[str, object] = {}
@@ -156,6 +162,7 @@ def connect_session(target: TargetSpec) -> SparkSession:
         )
         raise TargetUnreachable(unreachable_message(target.name, address, reason))
     spark: SparkSession = outcome["spark"]  # type: ignore[assignment]  # the Connect class
+    watch_client(spark, ServerWatch(remote, target.connect_retry_seconds, stop))
     # Released while the interpreter still runs: a Connect session left to the garbage
     # collector at exit can hang in gRPC's channel close, after the command has finished.
     atexit.register(release_connect_session, spark)
@@ -182,8 +189,10 @@ def release_connect_session(spark: SparkSession) -> None:
     client = spark.client
     if client.is_closed:
         return
-    with contextlib.suppress(Exception):
-        client.release_session()
+    watch = watch_of(spark)
+    if watch is None or not (watch.outage or watch.gave_up):  # a gone server releases nothing
+        with contextlib.suppress(Exception):
+            client.release_session()
     with contextlib.suppress(Exception):
         client.close()
 

@@ -69,8 +69,9 @@ def connect_server_command(
         **conf,
         "spark.connect.grpc.binding.address": "127.0.0.1",
         "spark.connect.grpc.binding.port": str(port),
-        # A foreachBatch worker is a Python process that connects back to the server: on a
-        # loaded machine its start can exceed the default 15 s, and the query never starts.
+        # How long a Python worker's socket waits for the server's reply once connected (its
+        # auth and reads). Not the 10 s a new foreachBatch worker has to connect back in (fixed
+        # in PythonWorkerFactory.createSimpleWorker): spark_home_linked() shortens that start.
         "spark.python.authenticate.socketTimeout": "180s",
     }
     properties.touch(mode=0o600)
@@ -88,12 +89,36 @@ def _escaped(value: str) -> str:
     return value.replace("\\", "\\\\").replace("\n", "\\n").replace("\r", "\\r")
 
 
+# What a Spark process needs of its home; not python/ (see spark_home_linked).
+SPARK_HOME_PARTS = ("bin", "jars", "sbin")
+
+
+def spark_home_linked(directory: Path) -> Path:
+    """``directory``/spark-home: links to the installed pyspark's bin/, jars/ and sbin/, without
+    its python/lib. Spark puts $SPARK_HOME/python/lib/pyspark.zip first on the PYTHONPATH of
+    every Python worker it starts (PythonUtils.sparkPythonPath); pyspark imported from a zip is
+    compiled again at each start, with no cached bytecode: a foreachBatch worker connected back
+    in 24 s against 6.5 s from the installed package at load 29 on 2 cores (3.7 s against 1.2 s
+    at load 3; bench/python_worker_start_bench.py), and Spark gives it 10 s.
+    Without the zip, the workers import this interpreter's pyspark (the same version)."""
+    home = directory.resolve() / "spark-home"
+    home.mkdir(parents=True, exist_ok=True)
+    for part in SPARK_HOME_PARTS:
+        link, installed = home / part, spark_home() / part
+        if link.is_symlink() and link.readlink() == installed:
+            continue
+        link.unlink(missing_ok=True)
+        link.symlink_to(installed, target_is_directory=True)
+    return home
+
+
 def spark_env(log_dir: Path) -> dict[str, str]:
-    """The environment of a Spark process the runner starts: this pyspark, loopback only, its
-    Python workers on this interpreter (so they import this runner)."""
+    """The environment of a Spark process the runner starts: this pyspark (linked in
+    ``log_dir``: spark_home_linked), loopback only, its Python workers on this interpreter (so
+    they import this runner and this pyspark)."""
     return {
         **os.environ,
-        "SPARK_HOME": str(spark_home()),
+        "SPARK_HOME": str(spark_home_linked(log_dir)),
         "SPARK_LOCAL_IP": "127.0.0.1",
         "SPARK_DAEMON_JAVA_OPTS": with_extra_jvm_options(
             os.environ.get("SPARK_DAEMON_JAVA_OPTS", "")

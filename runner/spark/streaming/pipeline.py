@@ -9,6 +9,7 @@ from pyspark.sql import SparkSession
 
 from runner.project import Project
 from runner.spark.session.builder import build_session
+from runner.spark.session.connect_watch import server_gone, watch_of
 from runner.spark.session.jars import pyspark_version
 from runner.spark.session.local_server import server_choice
 from runner.spark.sources.kafka import connector_coordinates
@@ -30,6 +31,7 @@ def session_for(
     *,
     no_server: bool = False,
     unsupported_over_connect: str | None = None,
+    stop: threading.Event | None = None,
 ) -> SparkSession:
     """The session for ``project``'s target, with the jars ``models`` (default: all) need.
 
@@ -38,7 +40,7 @@ def session_for(
     warehouse and checkpoints): what follows runs as on any Connect target. A line on stderr
     says which, and why not when a server exists but cannot serve this command
     (``unsupported_over_connect``, another target, changed settings). ``no_server``: in this
-    process whatever runs."""
+    process whatever runs. ``stop``: see ``build_session``."""
     jars = extra_jars_for(project, models)
     choice = server_choice(
         project.target,
@@ -49,7 +51,7 @@ def session_for(
     )
     if choice.target is not None:
         try:
-            spark = build_session(choice.target)
+            spark = build_session(choice.target, stop=stop)
         except TargetUnreachable as exc:
             print(
                 f"not using the local server: {exc.message}; Spark starts in this process",
@@ -61,16 +63,9 @@ def session_for(
             return spark
     elif choice.note is not None:
         print(choice.note, file=sys.stderr)
-    return build_session(project.target, app_name=f"runner:{project.name}", extra_jars=jars)
-
-
-def streams_unsupported_over_connect(project: Project, models: list[ModelSpec]) -> str | None:
-    """Why streaming ``models`` cannot run over Spark Connect, or None: the Kafka source reads
-    ``sparkContext``, which a Connect client does not have (docs/deploy.md)."""
-    kafka = [m.name for m in models if project.stream_of(m).format == KAFKA_FORMAT]
-    if not kafka:
-        return None
-    return f"the Kafka source does not run over Spark Connect yet ({', '.join(kafka)})"
+    return build_session(
+        project.target, app_name=f"runner:{project.name}", extra_jars=jars, stop=stop
+    )
 
 
 def extra_jars_for(project: Project, models: list[ModelSpec] | None = None) -> list[str]:
@@ -122,6 +117,11 @@ def stream_models(
         for model in models:
             start(model)
         return wait_for_all(running, stop)
+    except Exception as exc:  # over Connect: the server went away under the queries
+        gone = server_gone(watch_of(spark), project.target.name, exc)
+        if gone is not None:
+            raise gone from None
+        raise
     finally:
         for one in running:
             one.release()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -21,6 +22,7 @@ from runner.spark.batch.run import BatchExecutor
 from runner.spark.delta.statements import StatementResult
 from runner.spark.delta.targets import ensure_target
 from runner.spark.session.builder import release_connect_session
+from runner.spark.session.connect_watch import watch_of
 from runner.spark.sources.streams import read_stream, trigger_kwargs
 from runner.spark.streaming.remote_batches import (
     EventLogProgress,
@@ -34,6 +36,11 @@ from runner.specs.stream import TriggerSpec
 
 COMMIT_WAIT_SECONDS = 30
 STOP_WAIT_SECONDS = 600  # over Connect: how long a batch in flight may take to finish
+# A Connect server gives a query's new foreachBatch worker 10 s to connect back, fixed in Spark
+# (PythonWorkerFactory.createSimpleWorker); a loaded server can miss them, before the query has
+# started: starting it again is safe.
+WORKER_LATE = "Python worker failed to connect back"
+START_ATTEMPTS = 3
 
 
 class StreamFailed(RunnerError):
@@ -115,8 +122,13 @@ class RunningModel:
         )
 
     def release(self) -> None:
-        """Release the query's own server session (over Connect) once the query has ended."""
-        if self.own_session is not None and not self.query.isActive:
+        """Release the query's own server session (over Connect) once the query has ended, or
+        the server has gone (asking it whether the query is active would raise again, in place
+        of the error that says the server went away)."""
+        if self.own_session is None:
+            return
+        watch = watch_of(self.own_session)
+        if (watch is not None and (watch.outage or watch.gave_up)) or not self.query.isActive:
             release_connect_session(self.own_session)
             self.own_session = None
 
@@ -178,18 +190,41 @@ def start_model(
         progress = EventLogProgress(spark, project.target, model.name)
     session = query_session(spark, project.target)
     record = model_record(project, model)  # computed first: a failure here starts no query
-    query = (
-        read_stream(session, stream, ref_location)
-        .writeStream.queryName(model.name)
-        .option("checkpointLocation", str(checkpoint))
-        .foreachBatch(function)
-        .trigger(**trigger_kwargs(trigger or stream.trigger, stream))
-        .start()
-    )
+    try:
+        writer = (
+            read_stream(session, stream, ref_location)
+            .writeStream.queryName(model.name)
+            .option("checkpointLocation", str(checkpoint))
+            .foreachBatch(function)
+            .trigger(**trigger_kwargs(trigger or stream.trigger, stream))
+        )
+        query = start_query(writer.start, model.name)
+    except BaseException:
+        # a query's own session left to the garbage collector at exit hangs in gRPC's close
+        if session is not spark:
+            release_connect_session(session)
+        raise
     # what this start runs, for `runner plan`: only once Spark has accepted the query
     write_last_run(checkpoint, record)
     own = session if session is not spark else None
     return RunningModel(model, query, executor, progress, callbacks, own)
+
+
+def start_query(start: Callable[[], StreamingQuery], name: str) -> StreamingQuery:
+    """``start()``, again (START_ATTEMPTS in all) while the server says the query's Python
+    worker did not connect back in time, each time saying so in a line on stderr."""
+    for attempt in range(2, START_ATTEMPTS + 1):
+        try:
+            return start()
+        except Exception as exc:
+            if WORKER_LATE not in str(exc):
+                raise
+            print(
+                f"{name}: the server's Python worker for this query did not connect back within "
+                f"Spark's 10 s (a loaded server); starting it again ({attempt}/{START_ATTEMPTS})",
+                file=sys.stderr,
+            )
+    return start()
 
 
 def wait_for_all(running: list[RunningModel], stop: threading.Event | None = None) -> bool:

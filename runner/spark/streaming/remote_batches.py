@@ -34,6 +34,7 @@ from runner.spark.batch.eventlog import event_log_location
 from runner.spark.batch.report import BatchReport
 from runner.spark.batch.run import BatchExecutor
 from runner.spark.delta.statements import StatementResult
+from runner.spark.session.connect_watch import watch_client, watch_of
 from runner.specs.target import TargetSpec
 from runner.storage import Location
 
@@ -44,7 +45,11 @@ def query_session(spark: SparkSession, target: TargetSpec) -> SparkSession:
     a child session per query there)."""
     if target.kind != "connect":
         return spark
-    return spark.cloneSession()  # type: ignore[attr-defined]  # Connect's SparkSession
+    clone: SparkSession = spark.cloneSession()  # type: ignore[attr-defined]  # Connect's
+    watch = watch_of(spark)
+    if watch is not None:  # the clone's client starts with pyspark's own retry policy
+        watch_client(clone, watch)
+    return clone
 
 
 @dataclass
@@ -123,24 +128,31 @@ def _error_types() -> dict[str, type[RunnerError]]:
 
 
 class EventLogProgress:
-    """The batches a remote query finished, read back from the event log."""
+    """The batches a remote query finished in this run, read back from the event log.
+
+    The event log also holds the batches of earlier runs of the same checkpoint (same query
+    id): only those from the first batch this run reported on (its ``recentProgress``) are
+    returned, so a restart does not print again what an earlier run did."""
 
     def __init__(self, spark: SparkSession, target: TargetSpec, model: str) -> None:
         self.spark = spark
         self.location = event_log_location(target)
         self.model = model
         self.last_batch: int | None = None
+        self.first_of_run: int | None = None  # the first batch of this run
         self._seen_progress: int | None = None
 
     def new_batches(self, query: StreamingQuery, *, final: bool = False) -> list[BatchReport]:
         """Reports of batches newer than the last one returned. Reads the event log only when
         the query reported a new batch (or ``final``)."""
-        progress = query.lastProgress if query.isActive else None
-        batch = progress["batchId"] if progress else None
-        if not final and (batch is None or batch == self._seen_progress):
-            return []
-        self._seen_progress = batch
-        after = -1 if self.last_batch is None else self.last_batch
+        batches = [p["batchId"] for p in query.recentProgress]
+        if batches and self.first_of_run is None:
+            self.first_of_run = min(batches)
+        newest = max(batches, default=None)
+        if self.first_of_run is None or (not final and newest == self._seen_progress):
+            return []  # no batch of this run yet, or none since the last look
+        self._seen_progress = newest
+        after = max(self.first_of_run - 1, -1 if self.last_batch is None else self.last_batch)
         rows = (
             self.spark.read.format("delta")
             .load(str(self.location))

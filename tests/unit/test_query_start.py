@@ -1,0 +1,43 @@
+"""A query whose foreachBatch worker missed Spark's 10 s to connect back (a loaded Connect
+server) is started again, saying so; any other start error is raised at once."""
+
+from __future__ import annotations
+
+import pytest
+from pyspark.errors import PySparkException
+
+from runner.spark.streaming.query import START_ATTEMPTS, WORKER_LATE, start_query
+
+LATE = f"{WORKER_LATE}.\n\nJVM stacktrace:\norg.apache.spark.SparkException"
+
+
+def starts_after(failures: list[Exception]):
+    calls: list[int] = []
+
+    def start() -> str:
+        calls.append(1)
+        if failures:
+            raise failures.pop(0)
+        return "query"
+
+    return start, calls
+
+
+def test_a_late_worker_is_started_again_and_said(capsys: pytest.CaptureFixture[str]) -> None:
+    start, calls = starts_after([PySparkException(LATE), PySparkException(LATE)])
+    assert start_query(start, "orders_merge") == "query"  # type: ignore[arg-type]
+    assert len(calls) == 3
+    lines = capsys.readouterr().err.splitlines()
+    assert lines[-1].startswith("orders_merge: the server's Python worker for this query did not")
+    assert [line[-5:] for line in lines] == ["(2/3)", "(3/3)"]
+
+
+def test_late_every_time_or_another_error_is_raised() -> None:
+    start, calls = starts_after([PySparkException(LATE)] * START_ATTEMPTS)
+    with pytest.raises(PySparkException, match=WORKER_LATE):
+        start_query(start, "m")  # type: ignore[arg-type]
+    assert len(calls) == START_ATTEMPTS
+    start, calls = starts_after([PySparkException("[STREAM_FAILED] no such table")])
+    with pytest.raises(PySparkException, match="no such table"):
+        start_query(start, "m")  # type: ignore[arg-type]
+    assert len(calls) == 1
