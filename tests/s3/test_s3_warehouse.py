@@ -20,6 +20,7 @@ import pytest
 from pyspark.sql import SparkSession
 
 from runner import storage
+from runner.spark.delta.targets import registration
 from runner.storage import RemotePath
 from runner_devtools.object_store import LocalBucket
 from tests.conftest import REPO, land_events
@@ -47,11 +48,26 @@ def store_env(s3: LocalBucket, spark: SparkSession) -> Iterator[dict[str, str]]:
     before = {key: os.environ.get(key) for key in env}
     os.environ.update(env)
     yield env
+    forget_tables_on_the_store(spark)
     for key, value in before.items():
         if value is None:
             os.environ.pop(key, None)
         else:
             os.environ[key] = value
+
+
+def forget_tables_on_the_store(spark: SparkSession) -> None:
+    """Drop the names this module registered in the suite's session for tables on the store
+    (the data stays): the store stops after the module, and a later test on this worker whose
+    model has the same table name would otherwise ask the stopped store where that table is."""
+    for (database,) in spark.sql("SHOW DATABASES").collect():
+        for row in spark.sql(f"SHOW TABLES IN `{database}`").collect():
+            if row["isTemporary"]:
+                continue
+            name = f"`{database}`.`{row['tableName']}`"
+            found = registration(spark, name)
+            if found is not None and found[0].startswith("s3a://"):
+                spark.sql(f"DROP TABLE {name}")
 
 
 @pytest.fixture(scope="module")

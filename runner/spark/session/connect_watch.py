@@ -27,6 +27,7 @@ from collections.abc import Callable
 import grpc  # type: ignore[import-untyped]  # grpcio ships no type hints
 from pyspark.sql import SparkSession
 from pyspark.sql.connect.client.retries import DefaultPolicy, RetryPolicyState
+from pyspark.sql.connect.session import SparkSession as ConnectSession
 
 from runner.error_text import first_line
 from runner.errors import RunnerError
@@ -116,11 +117,12 @@ def watch_client(spark: SparkSession, watch: ServerWatch) -> None:
 
 
 def watch_of(spark: SparkSession) -> ServerWatch | None:
-    """The ServerWatch of a Connect session, None for any other session."""
-    client = getattr(spark, "client", None)
-    if client is None or not hasattr(client, "get_retry_policies"):
+    """The ServerWatch of a Connect session, None for any other session (a classic session's
+    ``client`` raises rather than answering None)."""
+    if not isinstance(spark, ConnectSession):
         return None
-    return next((p for p in client.get_retry_policies() if isinstance(p, ServerWatch)), None)
+    policies = spark.client.get_retry_policies()
+    return next((p for p in policies if isinstance(p, ServerWatch)), None)
 
 
 class ServerGone(RunnerError):

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from pyspark.sql import DataFrame, Row, SparkSession
+from pyspark.sql import functions as F
 from pyspark.sql.streaming import StreamingQuery
 
 from runner.errors import RunnerError
@@ -34,6 +35,7 @@ from runner.spark.batch.eventlog import event_log_location
 from runner.spark.batch.report import BatchReport
 from runner.spark.batch.run import BatchExecutor
 from runner.spark.delta.statements import StatementResult
+from runner.spark.delta.targets import delta_table_exists
 from runner.spark.session.connect_watch import watch_client, watch_of
 from runner.specs.target import TargetSpec
 from runner.storage import Location
@@ -131,28 +133,39 @@ class EventLogProgress:
     """The batches a remote query finished in this run, read back from the event log.
 
     The event log also holds the batches of earlier runs of the same checkpoint (same query
-    id): only those from the first batch this run reported on (its ``recentProgress``) are
-    returned, so a restart does not print again what an earlier run did."""
+    id): the newest batch it holds for the model when the query starts is this run's baseline,
+    and only later batches are returned, so a restart does not print again what an earlier run
+    did. (A query's ``recentProgress`` cannot say where the run began: a short run may have
+    ended, its progress gone, before the client looks.)"""
 
     def __init__(self, spark: SparkSession, target: TargetSpec, model: str) -> None:
         self.spark = spark
         self.location = event_log_location(target)
         self.model = model
-        self.last_batch: int | None = None
-        self.first_of_run: int | None = None  # the first batch of this run
+        self.last_batch: int | None = self._newest_logged()
         self._seen_progress: int | None = None
+
+    def _newest_logged(self) -> int | None:
+        if not delta_table_exists(self.spark, self.location):
+            return None
+        newest = (
+            self.spark.read.format("delta")
+            .load(str(self.location))
+            .where(f"model = '{self.model}'")
+            .agg(F.max("batch_id"))
+            .first()
+        )
+        return None if newest is None else newest[0]
 
     def new_batches(self, query: StreamingQuery, *, final: bool = False) -> list[BatchReport]:
         """Reports of batches newer than the last one returned. Reads the event log only when
         the query reported a new batch (or ``final``)."""
-        batches = [p["batchId"] for p in query.recentProgress]
-        if batches and self.first_of_run is None:
-            self.first_of_run = min(batches)
-        newest = max(batches, default=None)
-        if self.first_of_run is None or (not final and newest == self._seen_progress):
-            return []  # no batch of this run yet, or none since the last look
-        self._seen_progress = newest
-        after = max(self.first_of_run - 1, -1 if self.last_batch is None else self.last_batch)
+        progress = query.lastProgress if query.isActive else None
+        batch = progress["batchId"] if progress else None
+        if not final and (batch is None or batch == self._seen_progress):
+            return []
+        self._seen_progress = batch
+        after = -1 if self.last_batch is None else self.last_batch
         rows = (
             self.spark.read.format("delta")
             .load(str(self.location))
