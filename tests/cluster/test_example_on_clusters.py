@@ -62,9 +62,15 @@ def test_example_over_spark_connect(
 
     print(result.stdout)
     assert f"(target connect, {local_cluster.connect_url})" in result.stdout
-    # progress comes back from the event log: the batch function ran on the server
-    assert "orders_merge batch 0: 5 rows in; inserted 3, updated 0, deleted 0" in result.stdout
-    assert "orders_merge batch 3 batch[1] MERGE: " in result.stdout
+    # progress comes back from the event log (the batch function ran on the server), and each
+    # command prints only the batches it ran: the run does not print again what the stream did
+    streamed = "\n".join(stream.lines)
+    assert "orders_merge batch 0: 5 rows in; inserted 3, updated 0, deleted 0" in streamed
+    by_stream = set(re.findall(r"^orders_merge batch (\d+): ", streamed, re.M))
+    by_run = set(re.findall(r"^orders_merge batch (\d+): ", result.stdout, re.M))
+    assert not by_stream & by_run, result.stdout
+    assert sorted(int(b) for b in by_stream | by_run) == [0, 1, 2, 3]
+    assert "orders_merge batch 3 batch[1] MERGE: " in streamed + result.stdout
     check_example_tables(spark, warehouse)
     history = json.loads(
         runner(example_project, "history", "-m", "orders_merge", "--format", "json").stdout
