@@ -42,13 +42,18 @@ def test_local_files_are_written_whole_listed_and_removed(tmp_path: Path) -> Non
         storage.read_text(record)
 
 
+@pytest.fixture
+def no_session(monkeypatch: pytest.MonkeyPatch) -> None:
+    """This process as a command without a session sees it, whatever a Spark test on the same
+    xdist worker attached before; the worker's files come back afterwards."""
+    monkeypatch.setattr(storage, "_remote", storage._NO_SESSION)
+
+
+@pytest.mark.usefixtures("no_session")
 def test_object_storage_without_a_session_is_one_clear_error() -> None:
     assert not storage.reachable(RemotePath("s3a://lake/wh"))
     with pytest.raises(StorageUnavailable, match=r"cannot read s3a://lake/wh/x: .* has not"):
         storage.read_text(RemotePath("s3a://lake/wh/x"))
     storage.refuse_remote_files("a Connect target")
-    try:
-        with pytest.raises(StorageUnavailable, match="cannot list s3a://lake/wh: a Connect"):
-            storage.names_in(RemotePath("s3a://lake/wh"))
-    finally:
-        storage.use_remote_files(None)
+    with pytest.raises(StorageUnavailable, match="cannot list s3a://lake/wh: a Connect"):
+        storage.names_in(RemotePath("s3a://lake/wh"))
