@@ -8,8 +8,9 @@ from pathlib import Path
 
 from pyspark.sql import SparkSession
 
+from runner.model_tests.scratch import SCHEMA_PREFIX
 from runner.project import load
-from runner.spark.delta.targets import ensure_target
+from runner.spark.delta.targets import ensure_target, registration
 
 GUARD = "s.updated_at > t.updated_at"
 
@@ -35,6 +36,10 @@ def test_example_unit_tests_pass_without_touching_real_tables(
     history = spark.sql(f"DESCRIBE HISTORY delta.`{real}`").collect()
     assert [r["operation"] for r in history] == ["CREATE TABLE"]  # nothing was written to it
     assert not (real.parent.parent / "_runner").exists()  # nor to its event log
+    # its name still points at it (another job on a shared catalog never saw a scratch table),
+    # and the tests' own schemas are gone
+    assert registration(spark, "silver.orders") == (str(real), "EXTERNAL")
+    assert spark.sql(f"SHOW SCHEMAS LIKE '{SCHEMA_PREFIX}*'").collect() == []
 
 
 def test_model_without_sequence_guard_fails_with_a_diff_showing_the_stale_row(

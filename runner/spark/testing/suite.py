@@ -26,9 +26,9 @@ def run_suite(
     """Every test of ``suite`` (unit, then generic data, then singular); ``now`` is the
     reference time of freshness tests.
 
-    Unit tests run first: they borrow the target names for their scratch tables, and the data
-    tests then attach the real tables they read again, each table once. The data and singular
-    tests' failing rows are counted in one query (check_failing_rows).
+    Unit tests write scratch tables of their own (runner/model_tests/scratch.py); the data tests
+    attach the real tables they read, each table once. The data and singular tests' failing
+    rows are counted in one query (check_failing_rows).
     """
     results = []
     for unit_test in suite.unit_tests:

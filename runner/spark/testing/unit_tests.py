@@ -1,38 +1,40 @@
 """Model unit tests through the real per-batch path, on a scratch copy of the target.
 
-Each test gets a temporary warehouse: the project's TargetSpec with its warehouse and checkpoints
-under a temp dir. The model's target is created there (``ensure_target``), filled with the
-``given`` rows, then each batch goes through ``run_batch`` (exactly what ``foreachBatch`` runs)
-with query id ``unit-test:<name>``. The user's real tables are never written: while a test runs,
-the target's name points at the scratch table, and afterwards the name is released.
+Each test gets a scratch copy of the project (runner/model_tests/scratch.py): its warehouse and
+checkpoints under a scratch folder, the model's target a table of its own in a schema of its
+own. The target is created there (``ensure_target``), filled with the ``given`` rows, then each
+batch goes through ``run_batch`` (exactly what ``foreachBatch`` runs) with query id
+``unit-test:<name>``. The user's tables, and their names in a catalog other jobs may share, are
+never touched; the scratch schema and files are removed afterwards.
 """
 
 from __future__ import annotations
 
-import dataclasses
-import shutil
 import tempfile
 import time
+import uuid
 from pathlib import Path
 
 from py4j.protocol import Py4JError
 from pyspark.errors import PySparkException
 from pyspark.sql import DataFrame, SparkSession
 
+from runner import storage
 from runner.error_text import first_line
 from runner.errors import RunnerError
+from runner.model_sql import compile_batch
 from runner.model_tests.diff import RowDiff, diff_rows, diff_table
 from runner.model_tests.results import ERROR, FAIL, TestResult
+from runner.model_tests.scratch import Scratch, names_target_directly, scratch_for
 from runner.model_tests.unit_columns import batch_columns, change_columns, table_columns
 from runner.project import Project
 from runner.spark.batch.run import run_batch
-from runner.spark.delta.targets import ensure_target, latest_version, registration
+from runner.spark.delta.targets import ensure_target, latest_version
 from runner.spark.session.builder import temporary_conf
 from runner.spark.testing.frames import text_rows, typed_frame
-from runner.specs.model import ModelSpec
 from runner.specs.unit_tests import Rows, UnitTestSpec, checked_rows
 from runner.specs.values import Column
-from runner.storage import Location
+from runner.storage import Location, RemotePath
 
 # Settings for a few rows, for the length of a test: one shuffle partition (the target's count is
 # sized for real batches and would only make each MERGE write more tiny files) and no adaptive
@@ -45,11 +47,14 @@ def run_unit_test(spark: SparkSession, project: Project, test: UnitTestSpec) -> 
     """Run ``test``; a failure carries the row diff (and the Change Data Feed diff)."""
     started = time.monotonic()
     result = TestResult(test.name, "unit", test.model)
-    scratch = Path(tempfile.mkdtemp(prefix="runner-unit-"))
     model = project.models[test.model]
+    scratch = scratch_for(project, model, _scratch_root(project))
     try:
+        names_target_directly(
+            compile_batch(scratch.project, scratch.model, 0), model, model.target_table
+        )
         with temporary_conf(spark, SMALL_DATA_CONF):
-            diffs = _run_in(spark, _scratch_project(project, scratch), model, test)
+            diffs = _run_in(spark, scratch, test)
         failed = [(title, diff) for title, diff in diffs if not diff.ok]
         if failed:
             result.status = FAIL
@@ -60,22 +65,22 @@ def run_unit_test(spark: SparkSession, project: Project, test: UnitTestSpec) -> 
     except (PySparkException, Py4JError) as exc:
         result.status, result.message = ERROR, f"{test.file}:{test.line}: {first_line(exc)}"
     finally:
-        _release_name(spark, model.target_table, scratch)
-        shutil.rmtree(scratch, ignore_errors=True)
+        _remove(spark, scratch)
     result.seconds = time.monotonic() - started
     return result
 
 
-def _scratch_project(project: Project, scratch: Path) -> Project:
-    target = dataclasses.replace(
-        project.target, warehouse=scratch / "warehouse", checkpoint_root=scratch / "checkpoints"
-    )
-    return dataclasses.replace(project, target=target)
+def _scratch_root(project: Project) -> Location:
+    """A folder the session's Spark can write: beside the warehouse when that is on object
+    storage (a server elsewhere cannot write this machine's temp dir), else a temp dir."""
+    warehouse = project.target.warehouse
+    if isinstance(warehouse, RemotePath):
+        return warehouse / "_runner_unit_tests" / uuid.uuid4().hex
+    return Path(tempfile.mkdtemp(prefix="runner-unit-"))
 
 
-def _run_in(
-    spark: SparkSession, project: Project, model: ModelSpec, test: UnitTestSpec
-) -> list[tuple[str, RowDiff]]:
+def _run_in(spark: SparkSession, scratch: Scratch, test: UnitTestSpec) -> list[tuple[str, RowDiff]]:
+    project, model = scratch.project, scratch.model
     location = project.target.table_location(model.target_table)
     target = table_columns(project, model)
     inputs = batch_columns(project, model)
@@ -120,9 +125,10 @@ def _changes_since(spark: SparkSession, location: Location, version: int) -> Dat
     return reader.option("startingVersion", version + 1).load(str(location))
 
 
-def _release_name(spark: SparkSession, table: str, scratch: Path) -> None:
-    """Drop the name's registration if it points into the scratch warehouse (the data goes with
-    the temp dir); the next command that needs the real target attaches it again."""
-    found = registration(spark, table)
-    if found is not None and found[0].startswith(str(scratch)) and found[1] == "EXTERNAL":
-        spark.sql(f"DROP TABLE {table}")
+def _remove(spark: SparkSession, scratch: Scratch) -> None:
+    """Drop the scratch schema (its one table is external: only the name goes) and delete the
+    scratch files."""
+    try:
+        spark.sql(f"DROP SCHEMA IF EXISTS {scratch.schema} CASCADE")
+    finally:
+        storage.remove(scratch.root)
