@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -23,6 +24,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from runner.spark.session.local_server import LocalServer
 
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "bench" / "results" / "inner_loop.md"
@@ -36,22 +39,40 @@ COMMANDS = {
 GOAL_SECONDS = 5.0
 
 
-def runner(project: Path, args: list[str], *, server: bool) -> float:
-    """Run `runner ARGS -p PROJECT`; its wall time in seconds. Fails on a non-zero exit, or
-    when it did not (or did) use the server."""
+def children_cpu_seconds() -> float:
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return used.ru_utime + used.ru_stime
+
+
+def process_cpu_seconds(pid: int | None) -> float:
+    """User + system CPU of process ``pid`` (every thread of a JVM) so far; 0 without one."""
+    if pid is None:
+        return 0.0
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def runner(project: Path, args: list[str], *, server: bool) -> tuple[float, float]:
+    """Run `runner ARGS -p PROJECT`: its wall time, and the CPU it cost (the command's process
+    and, through the server, the server's JVM), in seconds. CPU is what a loaded machine does
+    not inflate: on an idle machine the wall time is at most about the CPU plus the round trips.
+    Fails on a non-zero exit, or when it did not (or did) use the server."""
     env = {**os.environ, "COLUMNS": "160"}
     if not server:
         env["RUNNER_NO_SERVER"] = "1"
+    server_pid = LocalServer(project).running_pid() if server else None
+    cpu_before = children_cpu_seconds() + process_cpu_seconds(server_pid)
     started = time.monotonic()
     result = subprocess.run(
         [str(RUNNER), *args, "-p", str(project)], capture_output=True, text=True, env=env
     )
     seconds = time.monotonic() - started
+    cpu = children_cpu_seconds() + process_cpu_seconds(server_pid) - cpu_before
     if result.returncode != 0:
         raise SystemExit(f"runner {' '.join(args)} failed:\n{result.stdout}{result.stderr}")
     if ("using the local server" in result.stderr) != server:
         raise SystemExit(f"runner {' '.join(args)}: server={server}, but:\n{result.stderr}")
-    return seconds
+    return seconds, cpu
 
 
 def example_copy(root: Path) -> Path:
@@ -87,10 +108,13 @@ class Results:
         self.start_seconds: float | None = None
         self.first: dict[str, float] = {}
         self.times: dict[tuple[str, bool], list[float]] = {}
+        self.cpu: dict[tuple[str, bool], list[float]] = {}
         self.loads: list[float] = []
 
-    def add(self, command: str, server: bool, seconds: float) -> None:
+    def add(self, command: str, server: bool, measured: tuple[float, float]) -> None:
+        seconds, cpu = measured
         self.times.setdefault((command, server), []).append(seconds)
+        self.cpu.setdefault((command, server), []).append(cpu)
         self.loads.append(load_average())
         self.write()
 
@@ -116,20 +140,29 @@ class Results:
             )
         lines += [
             "",
-            "| command | with the server (s) | in-process JVM (s) | runs (server / in-process) |",
-            "|---|---|---|---|",
+            "Wall: seconds as typed. CPU: what the command cost in CPU seconds, the command's "
+            "own process and, through the server, the server's JVM; a loaded machine inflates "
+            "the wall time, hardly the CPU.",
+            "",
+            "| command | with the server: wall (s) | with the server: CPU (s) "
+            "| in-process JVM: wall (s) | in-process JVM: CPU (s) | runs (server / in-process) |",
+            "|---|---|---|---|---|---|",
         ]
         for command in COMMANDS:
             cells = []
             for server in (True, False):
-                got = self.times.get((command, server), [])
-                cells.append(f"{statistics.median(got):.1f}" if got else "not measured")
+                for table in (self.times, self.cpu):
+                    got = table.get((command, server), [])
+                    cells.append(f"{statistics.median(got):.1f}" if got else "not measured")
             counts = "/".join(str(len(self.times.get((command, s), []))) for s in (True, False))
-            lines.append(f"| `{command}` | {cells[0]} | {cells[1]} | {counts} |")
-        lines += ["", "Every run (s):", ""]
+            lines.append(f"| `{command}` | {' | '.join(cells)} | {counts} |")
+        lines += ["", "Every run (wall s / CPU s):", ""]
         for (command, server), got in self.times.items():
             where = "server" if server else "in-process"
-            lines.append(f"- `{command}`, {where}: {', '.join(f'{s:.1f}' for s in got)}")
+            pairs = zip(got, self.cpu[(command, server)], strict=True)
+            lines.append(
+                f"- `{command}`, {where}: {', '.join(f'{w:.1f}/{c:.1f}' for w, c in pairs)}"
+            )
         RESULTS.write_text("\n".join(lines) + "\n")
 
 
@@ -151,11 +184,12 @@ def main() -> None:
             for server in (True, False)[: 1 if options.no_in_process else 2]:
                 for command, args in COMMANDS.items():
                     if server:
-                        results.first[command] = runner(project, args, server=True)
+                        results.first[command] = runner(project, args, server=True)[0]
                     for _ in range(options.runs):
-                        results.add(command, server, runner(project, args, server=server))
+                        measured = runner(project, args, server=server)
+                        results.add(command, server, measured)
                         where = "server" if server else "in-process"
-                        print(f"{where}: {command}: {results.times[(command, server)][-1]:.1f} s")
+                        print(f"{where}: {command}: {measured[0]:.1f} s, CPU {measured[1]:.1f} s")
         finally:
             subprocess.run([str(RUNNER), "server", "stop", "-p", str(project)], check=True)
     print(f"wrote {RESULTS}")
