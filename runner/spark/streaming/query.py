@@ -40,7 +40,7 @@ STOP_WAIT_SECONDS = 600  # over Connect: how long a batch in flight may take to 
 # (PythonWorkerFactory.createSimpleWorker); a loaded server can miss them, before the query has
 # started: starting it again is safe.
 WORKER_LATE = "Python worker failed to connect back"
-START_ATTEMPTS = 3
+START_ATTEMPTS = 5  # a loaded 2-core machine missed three in a row
 
 
 class StreamFailed(RunnerError):
@@ -213,18 +213,27 @@ def start_model(
 def start_query(start: Callable[[], StreamingQuery], name: str) -> StreamingQuery:
     """``start()``, again (START_ATTEMPTS in all) while the server says the query's Python
     worker did not connect back in time, each time saying so in a line on stderr."""
-    for attempt in range(2, START_ATTEMPTS + 1):
+    for attempt in range(1, START_ATTEMPTS + 1):
         try:
             return start()
         except Exception as exc:
             if WORKER_LATE not in str(exc):
                 raise
+            if attempt == START_ATTEMPTS:
+                raise StreamFailed(
+                    f"{name}: the server's Python worker for this query did not connect back "
+                    f"within Spark's 10 s, {START_ATTEMPTS} times: the Connect server is too "
+                    "busy to start the query; nothing of it ran",
+                    hint="start the stream again once the server is less loaded (its "
+                    "checkpoint is where it was)",
+                ) from None
             print(
                 f"{name}: the server's Python worker for this query did not connect back within "
-                f"Spark's 10 s (a loaded server); starting it again ({attempt}/{START_ATTEMPTS})",
+                f"Spark's 10 s (a loaded server); starting it again "
+                f"({attempt + 1}/{START_ATTEMPTS})",
                 file=sys.stderr,
             )
-    return start()
+    raise AssertionError("unreachable")  # the loop returns or raises
 
 
 def wait_for_all(running: list[RunningModel], stop: threading.Event | None = None) -> bool:
