@@ -22,7 +22,8 @@ from sqlglot import exp
 from runner.errors import RunnerError
 from runner.lint.base import ERROR, Rule, Violation
 from runner.lint.context import ModelContext, ParsedStatement
-from runner.lint.expressions import table_key
+from runner.lint.expressions import is_scope, output_name, table_key
+from runner.lint.types import Kind, Kinds, TypedRelations, TypeScope, data_type_kind, ddl_kinds
 from runner.project import Project
 from runner.specs.seeds import load_seeds
 
@@ -30,8 +31,6 @@ Columns = tuple[str, ...] | None  # lower-cased names in order; None: not known
 Relations = dict[str, Columns]  # lower-cased relation name -> its columns
 # (column, the names it could have been, where they were looked for)
 Unresolved = Iterator[tuple[exp.Column, list[str], str]]
-# Where a column's scope ends, going up the tree
-_SCOPE_KINDS = (exp.Select, exp.Merge, exp.Update, exp.Delete, exp.SetOperation, exp.Lambda)
 
 # Names Spark resolves without a relation (functions written without parentheses)
 _BARE_FUNCTIONS = frozenset(
@@ -129,6 +128,86 @@ def scoped_statements(context: ModelContext) -> Iterator[tuple[ParsedStatement, 
             _record_view(parsed, relations, known=True)
 
 
+def typed_statements(context: ModelContext) -> Iterator[tuple[ParsedStatement, TypeScope]]:
+    """Each batch statement with the kinds of the columns it sees (see ``scoped_statements``;
+    runner.lint.types): the declared DDL's, the target's set-up's, the views' projections'."""
+    known = known_relations(context)
+    if known is None or context.model is None:
+        return
+    declared = dict(_declared_kinds(context.project))
+    declared[context.model.target_table.lower()] = _created_kinds(context.setup)
+    stream = context.project.streams.get(str(context.model.config.stream))
+    if stream is not None:
+        declared[context.model.batch_view.lower()] = (
+            ddl_kinds(context.project.stream_columns_ddl(stream)) or {}
+        )
+    for statements in context.batches.values():
+        names = dict(known)
+        kinds: TypedRelations = {
+            name: _with_kinds(columns, declared.get(name)) for name, columns in known.items()
+        }
+        for parsed in statements:
+            scope = TypeScope(kinds)
+            yield parsed, scope
+            view = _record_view(parsed, names, known=True)
+            if view is not None:
+                kinds[view] = _view_kinds(parsed.expression, names[view], scope)
+
+
+def _with_kinds(columns: Columns, kinds: Kinds | None) -> Kinds | None:
+    if columns is None:
+        return None
+    return {name: (kinds or {}).get(name) for name in columns}
+
+
+def _view_kinds(node: exp.Expr | None, columns: Columns, scope: TypeScope) -> Kinds | None:
+    if columns is None or not isinstance(node, exp.Create):
+        return None
+    query = node.expression
+    selects = [query] if isinstance(query, exp.Select) else []
+    items = selects[0].expressions if selects else []
+    if len(items) != len(columns):
+        return {name: None for name in columns}
+    found: dict[str, Kind] = {}
+    for name, item in zip(columns, items, strict=True):
+        found.setdefault(name, scope.kind(item))
+    return found
+
+
+def _created_kinds(setup: list[ParsedStatement]) -> Kinds | None:
+    for parsed in setup:
+        node = parsed.expression
+        if isinstance(node, exp.Create) and isinstance(node.this, exp.Schema):
+            defs = [d for d in node.this.expressions if isinstance(d, exp.ColumnDef)]
+            if defs:
+                return {d.name.lower(): data_type_kind(d.args.get("kind")) for d in defs}
+    return None
+
+
+_KINDS: dict[int, tuple[Project, dict[str, Kinds | None]]] = {}
+
+
+def _declared_kinds(project: Project) -> dict[str, Kinds | None]:
+    """The kinds of the declared tables' columns (``declared_tables``), by table."""
+    cached = _KINDS.get(id(project))
+    if cached is not None and cached[0] is project:
+        return cached[1]
+    tables: dict[str, Kinds | None] = {}
+    for model in project.models.values():
+        tables.setdefault(model.target_table.lower(), ddl_kinds(project.target_columns_ddl(model)))
+    try:
+        seeds = load_seeds(project)
+    except RunnerError:
+        seeds = {}
+    for seed in seeds.values():
+        tables.setdefault(
+            seed.table.lower(), ddl_kinds(", ".join(f"{c.name} {c.type}" for c in seed.columns))
+        )
+    _KINDS.clear()
+    _KINDS[id(project)] = (project, tables)
+    return tables
+
+
 # one project's declared tables, computed once per lint run (and per process)
 _DECLARED: dict[int, tuple[Project, Relations]] = {}
 _EVOLVES = re.compile(r"\bSCHEMA\s+EVOLUTION\b|\bALTER\s+TABLE\b", re.IGNORECASE)
@@ -199,18 +278,20 @@ def _evolves_schema(context: ModelContext) -> bool:
     )
 
 
-def _record_view(parsed: ParsedStatement, relations: Relations, *, known: bool) -> None:
-    """A ``CREATE [TEMPORARY] VIEW name AS query``: ``name`` now has the query's columns."""
+def _record_view(parsed: ParsedStatement, relations: Relations, *, known: bool) -> str | None:
+    """A ``CREATE [TEMPORARY] VIEW name AS query``: ``name`` now has the query's columns.
+    Returns the view's name, if the statement created one."""
     node = parsed.expression
     if not (isinstance(node, exp.Create) and str(node.args.get("kind", "")).upper() == "VIEW"):
-        return
+        return None
     name = node.this.this if isinstance(node.this, exp.Schema) else node.this
     if not isinstance(name, exp.Table):
-        return
+        return None
     columns = projection(node.expression, relations) if node.expression is not None else None
     if isinstance(node.this, exp.Schema):  # CREATE VIEW v (a, b) AS ...
         columns = tuple(e.name.lower() for e in node.this.expressions)
     relations[table_key(name)] = columns if known else None
+    return table_key(name)
 
 
 # -- scopes ----------------------------------------------------------------------------------
@@ -236,10 +317,11 @@ def projection(query: exp.Expr | None, relations: Relations) -> Columns:
             if star is None:
                 return None
             names += star
-        elif isinstance(item, (exp.Alias, exp.Column)) and item.alias_or_name:
-            names.append(item.alias_or_name.lower())
         else:
-            return None  # Spark names it after the expression's text
+            name = output_name(item)  # an expression without alias: named after its text
+            if name is None:
+                return None
+            names.append(name)
     return tuple(names)
 
 
@@ -306,14 +388,6 @@ def _unresolved(parsed: ParsedStatement, relations: Relations) -> Unresolved:
             yield from _select_unresolved(scope, relations, scopes[id(scope)])
 
 
-def _is_scope(node: exp.Expr) -> bool:
-    """Does a column's scope end at ``node``? Not at a MERGE's WHEN ... THEN UPDATE / DELETE,
-    whose columns are the MERGE's."""
-    if isinstance(node, (exp.Update, exp.Delete)) and isinstance(node.parent, exp.When):
-        return False
-    return isinstance(node, _SCOPE_KINDS)
-
-
 def _unknown_in(
     column: exp.Column, sources: Mapping[str, Columns], columns: tuple[str, ...]
 ) -> bool:
@@ -333,7 +407,7 @@ def _columns_by_scope(nodes: tuple[exp.Expr, ...]) -> dict[int, list[exp.Column]
         if not isinstance(node, exp.Column) or isinstance(node.this, exp.Star):
             continue
         scope = node.parent
-        while scope is not None and not _is_scope(scope):
+        while scope is not None and not is_scope(scope):
             scope = scope.parent
         if isinstance(scope, (exp.Select, exp.Merge, exp.Update, exp.Delete)):
             scopes.setdefault(id(scope), []).append(node)
@@ -447,6 +521,55 @@ def _correlated(select: exp.Select) -> bool:
 def _where_text(sources: Mapping[str, Columns]) -> str:
     names = [name or "the subquery" for name in sources]
     return " or ".join(names) if names else "the statement"
+
+
+class DuplicateViewColumn(Rule):
+    """A view's query returns two columns of one name.
+
+    A query may (`SELECT a, a FROM t`), but a view's columns are named, so Spark refuses the
+    `CREATE VIEW` (`COLUMN_ALREADY_EXISTS`), and every statement after it that reads the view
+    fails too. Names compare case-insensitively; an expression without an alias is named after
+    its text, as Spark names it. Alias one of the two, or drop it.
+    """
+
+    spark_rejects = True
+    code = "DL029"
+    severity = ERROR
+
+    def check(self, context: ModelContext) -> list[Violation]:
+        found = []
+        for parsed, relations in scoped_statements(context):
+            node = parsed.expression
+            if not (
+                isinstance(node, exp.Create)
+                and str(node.args.get("kind", "")).upper() == "VIEW"
+                and isinstance(node.expression, exp.Select)
+                and not isinstance(node.this, exp.Schema)
+            ):
+                continue
+            names = projection(node.expression, relations)
+            if names is None:
+                continue
+            seen: set[str] = set()
+            for name in names:
+                if name in seen:
+                    item = _projected(node.expression, name)
+                    message = (
+                        f"[COLUMN_ALREADY_EXISTS] the view's query returns the column `{name}` "
+                        "more than once; Spark refuses the view. Alias or drop one of them"
+                    )
+                    where = context.locate_node(parsed, item or node.expression)
+                    found.append(self.violation(context, where, message))
+                    break
+                seen.add(name)
+        return found
+
+
+def _projected(select: exp.Select, name: str) -> exp.Expr | None:
+    """The projected item that repeats ``name`` (the last one named so; None when ``*`` brought
+    the name)."""
+    named = [item for item in select.expressions if output_name(item) == name]
+    return named[-1] if named else None
 
 
 class InsertColumnCount(Rule):

@@ -18,7 +18,9 @@ class SqlSyntaxError(Rule):
 
     Every statement of the model is rendered for the first batch and a maintenance batch and
     parsed with the Delta dialect (OPTIMIZE, VACUUM, MERGE WITH SCHEMA EVOLUTION, ... included).
-    The finding points at the token the parser stopped at.
+    The finding points at the token the parser stopped at. Spark's parser also requires a
+    column name (not an expression) on the left of `SET col = ...` and in the column list of
+    `INSERT (col, ...)`, which the dialect accepts (`PARSE_SYNTAX_ERROR`).
     """
 
     spark_rejects = True
@@ -30,6 +32,17 @@ class SqlSyntaxError(Rule):
         for parsed in context.statements():
             error = parsed.error
             if error is None:
+                for node in _assigned_non_columns(parsed):
+                    message = (
+                        f"[PARSE_SYNTAX_ERROR] {node.sql(dialect='spark')} is assigned to, but "
+                        "only a column name can be: SET col = ..., INSERT (col, ...)"
+                    )
+                    where = context.locate_node(parsed, node)
+                    found.append(
+                        self.violation(
+                            context, where, f"SQL syntax error in {_what(parsed)}: {message}"
+                        )
+                    )
                 continue
             detail = error.errors[0] if isinstance(error, ParseError) and error.errors else {}
             if detail.get("line"):
@@ -161,6 +174,20 @@ class MissingSemicolon(Rule):
             message = f"missing ';' before {keyword}: two statements run together"
             found.append(self.violation(context, where, message))
         return found
+
+
+def _assigned_non_columns(parsed: ParsedStatement) -> list[exp.Expr]:
+    """What an UPDATE's SET or a MERGE's INSERT column list assigns to that is not a column."""
+    found = []
+    for node in parsed.nodes:
+        if isinstance(node, exp.Update):
+            targets = [e.left for e in node.expressions if isinstance(e, exp.EQ)]
+        elif isinstance(node, exp.Insert) and isinstance(node.parent, exp.When):
+            targets = node.this.expressions if isinstance(node.this, exp.Tuple) else []
+        else:
+            continue
+        found += [t for t in targets if not isinstance(t, exp.Column)]
+    return found
 
 
 def _what(parsed: ParsedStatement) -> str:
