@@ -168,7 +168,7 @@ class TypeScope:
 
     def sources(self, scope: exp.Expr) -> dict[str, Kinds | None]:
         """The relations ``scope`` (a SELECT, MERGE, UPDATE or DELETE) reads, by qualifier."""
-        items: list[exp.Expr] = []
+        items: list[exp.Expr | None] = []
         if isinstance(scope, exp.Select):
             from_ = scope.args.get("from_") or scope.args.get("from")
             items = [from_.this] if isinstance(from_, exp.From) else []
@@ -206,8 +206,8 @@ class TypeScope:
                 if not chosen or any(c is None for c in chosen):
                     return None
                 for columns in chosen:
-                    for name, kind in (columns or {}).items():
-                        kinds.setdefault(name, kind)
+                    for column, kind in (columns or {}).items():
+                        kinds.setdefault(column, kind)
                 continue
             name = output_name(item)
             if name is None:

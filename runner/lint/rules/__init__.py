@@ -37,7 +37,12 @@ from runner.lint.rules.cdc import (
     SequenceColumnNotInStream,
     TrackHistoryColumnNotInTarget,
 )
-from runner.lint.rules.columns import DuplicateViewColumn, InsertColumnCount, UnknownColumn
+from runner.lint.rules.columns import (
+    DuplicateViewColumn,
+    InsertColumnCount,
+    UnknownColumn,
+    ViewReadBeforeCreated,
+)
 from runner.lint.rules.datatypes import DataTypeMismatch, StoreAssignmentRefused
 from runner.lint.rules.merge import (
     MergeOnMissesUniqueKey,
@@ -103,6 +108,7 @@ RULES: tuple[type[Rule], ...] = (
     TargetNeverWritten,  # DL034
     DataTypeMismatch,  # DL035
     StoreAssignmentRefused,  # DL036
+    ViewReadBeforeCreated,  # DL037
 )
 
 # The rules of `runner lint --analyze`, found by Spark (runner.lint.analyze), documented last.

@@ -13,7 +13,7 @@ from sqlglot import exp
 from runner.lint.base import ERROR, Rule, Violation
 from runner.lint.context import ModelContext, ParsedStatement
 from runner.lint.expressions import table_key
-from runner.lint.rules.columns import typed_statements
+from runner.lint.relations import typed_statements
 from runner.lint.types import (
     COMPARISONS,
     COMPLEX,
@@ -134,13 +134,13 @@ def _mismatches(parsed: ParsedStatement, scope: TypeScope) -> Iterator[tuple[exp
                     ),
                 )
         elif isinstance(node, (exp.Neg, exp.Sum, exp.Avg)):
-            kind = scope.kind(node.this)
-            if kind in _NOT_NUMBERS:
+            operand = scope.kind(node.this)
+            if operand in _NOT_NUMBERS:
                 yield (
                     node,
                     (
                         f"[DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE] {_sql(node)}: needs a number, "
-                        f"not a {_text(kind)}"
+                        f"not a {_text(operand)}"
                     ),
                 )
         elif isinstance(node, exp.Cast):
