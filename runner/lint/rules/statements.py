@@ -4,6 +4,8 @@ the linter, final projections, and DML that rewrites the whole target every batc
 
 from __future__ import annotations
 
+import re
+
 from sqlglot import exp
 from sqlglot.errors import ParseError
 
@@ -50,6 +52,10 @@ class SqlSyntaxError(Rule):
                 col = max(int(detail["col"]) - len(token) + 1, 1)
                 where = context.locate_statement_position(parsed, detail["line"], col, token)
                 message = f"{detail.get('description', 'syntax error')} near '{token}'"
+                insert = _insert_action_before(parsed.sql, detail["line"], col)
+                if message.startswith("INSERT column list") and insert is not None:
+                    # Spark names the INSERT action, not where its VALUES end
+                    where = context.locate_offset(parsed, insert, "INSERT")
             else:
                 where = context.locate_line(parsed.statement.line)
                 message = first_line(error)
@@ -174,6 +180,14 @@ class MissingSemicolon(Rule):
             message = f"missing ';' before {keyword}: two statements run together"
             found.append(self.violation(context, where, message))
         return found
+
+
+def _insert_action_before(sql: str, line: int, col: int) -> int | None:
+    """The offset of the last ``INSERT`` keyword before ``line:col`` of ``sql``."""
+    lines = sql.split("\n")
+    offset = sum(len(text) + 1 for text in lines[: line - 1]) + col - 1
+    starts = [m.start() for m in re.finditer(r"\bINSERT\b", sql[:offset], re.IGNORECASE)]
+    return starts[-1] if starts else None
 
 
 def _assigned_non_columns(parsed: ParsedStatement) -> list[exp.Expr]:
