@@ -27,7 +27,7 @@ from runner.lint.relations import (
 )
 
 # (column, the names it could have been, where they were looked for)
-Unresolved = Iterator[tuple[exp.Column, list[str], str]]
+Unresolved = Iterator[tuple[exp.Column | exp.Identifier, list[str], str]]
 
 # Names Spark resolves without a relation (functions written without parentheses)
 _BARE_FUNCTIONS = frozenset(
@@ -43,7 +43,8 @@ class UnknownColumn(Rule):
     without a JVM, at its line and column, with the closest names ("did you mean"). Checked in
     `SELECT`, `WHERE`, `JOIN ... ON`, `GROUP BY`, `HAVING`, `ORDER BY`, `QUALIFY`, and in a MERGE
     into the model's target: `ON`, `WHEN` conditions, `UPDATE SET`, `INSERT (...) VALUES (...)`,
-    and in `UPDATE ... SET ... WHERE` and `DELETE ... WHERE` of a known table.
+    and in `UPDATE ... SET ... WHERE` and `DELETE ... WHERE` of a known table, in the column list
+    of `INSERT INTO t (a, b)`, and in a subquery (where the outer query's columns count too).
     The columns come from the batch view (the stream's declared schema, `_rescued_data` of file
     streams, `_change_type`, `_commit_version`, `_commit_timestamp` of a Change Data Feed), the
     temporary views created earlier in the model (their projection, macros' included), the
@@ -112,9 +113,22 @@ def _unresolved(parsed: ParsedStatement, relations: Relations) -> Unresolved:
             for column in scopes.get(id(node), []):
                 if _unknown_in(column, sources, columns):
                     yield column, sorted(columns), f"the table {table_key(table)}"
+    if isinstance(node, exp.Insert) and isinstance(node.this, exp.Schema):
+        yield from _insert_list_unresolved(node.this, relations)
     for scope in parsed.nodes:
         if isinstance(scope, exp.Select) and id(scope) in scopes:
             yield from _select_unresolved(scope, relations, scopes[id(scope)])
+
+
+def _insert_list_unresolved(schema: exp.Schema, relations: Relations) -> Unresolved:
+    """The names of ``INSERT INTO t (a, b)``'s column list that ``t`` does not have."""
+    table = schema.this
+    columns = relations.get(table_key(table)) if isinstance(table, exp.Table) else None
+    if columns is None:
+        return
+    for listed in schema.expressions:
+        if isinstance(listed, exp.Identifier) and listed.name.lower() not in columns:
+            yield listed, sorted(columns), f"the table {table_key(table)}"
 
 
 def _unknown_in(
@@ -154,7 +168,11 @@ def _select_unresolved(
     if not sources or any(columns is None for columns in sources.values()):
         return  # a relation of unknown columns could hold any name
     if _correlated(select):
-        return  # a subquery may name its outer query's columns
+        # a subquery may name its outer query's columns: those are candidates too
+        outer = _outer_sources(select, relations)
+        if outer is None:
+            return
+        sources = {**outer, **sources}
     aliases = {e.alias.lower() for e in select.expressions if isinstance(e, exp.Alias)}
     every = sorted({c for columns in sources.values() for c in columns or ()})
     where = _where_text(sources)
@@ -245,6 +263,26 @@ def _correlated(select: exp.Select) -> bool:
         child = node
         node = node.parent
     return False
+
+
+def _outer_sources(select: exp.Select, relations: Relations) -> dict[str, Columns] | None:
+    """The relations of the query ``select`` is nested in (itself not nested), when every one
+    of their columns is known; None otherwise."""
+    node = select.parent
+    while node is not None and not isinstance(node, (exp.Select, exp.Update, exp.Delete)):
+        if isinstance(node, exp.Merge):
+            return None
+        node = node.parent
+    if isinstance(node, exp.Select) and not _correlated(node):
+        sources = select_sources(node, relations)
+    elif isinstance(node, (exp.Update, exp.Delete)) and isinstance(node.this, exp.Table):
+        columns = relations.get(table_key(node.this))
+        sources = {node.this.alias_or_name.lower(): columns, table_key(node.this): columns}
+    else:
+        return None
+    if not sources or any(columns is None for columns in sources.values()):
+        return None
+    return sources
 
 
 def _where_text(sources: Mapping[str, Columns]) -> str:
