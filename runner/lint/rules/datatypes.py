@@ -59,7 +59,8 @@ class DataTypeMismatch(Rule):
     Spark's analyzer refuses, before reading any row (`DATATYPE_MISMATCH.*`): a comparison of a
     map, array or struct with a value of another type (`BINARY_OP_DIFF_TYPES`); arithmetic on
     a boolean, map, array or struct (`BINARY_OP_DIFF_TYPES`, `UNEXPECTED_INPUT_TYPE`);
-    `IN`, `CASE`, `IF` or `COALESCE` mixing such a value with other types (`DATA_DIFF_TYPES`);
+    `IN` (a list or a subquery), `CASE`, `IF` or `COALESCE` mixing such a value with other
+    types (`DATA_DIFF_TYPES`, `IN_SUBQUERY_DATA_TYPE_MISMATCH`);
     a cast Spark's ANSI mode forbids (a timestamp or date to BOOLEAN:
     `CAST_WITH_CONF_SUGGESTION`; a map, array or struct to anything but a string:
     `CAST_WITHOUT_SUGGESTION`); and a string literal compared with a number or a boolean that
@@ -115,11 +116,17 @@ def _mismatches(parsed: ParsedStatement, scope: TypeScope) -> Iterator[tuple[exp
                     yield value, f"[CAST_INVALID_INPUT] {_sql(node)}: {why}"
         elif isinstance(node, exp.In):
             kinds = [scope.kind(node.this), *(scope.kind(e) for e in node.expressions)]
+            query = node.args.get("query")
+            inner = query.this if isinstance(query, exp.Subquery) else None
+            if isinstance(inner, exp.Select) and len(inner.expressions) == 1:
+                kinds.append(scope.kind(inner.expressions[0]))
             if _mixed(kinds):
+                kind = "IN_SUBQUERY_DATA_TYPE_MISMATCH" if inner else "DATA_DIFF_TYPES"
                 yield (
                     node,
                     (
-                        f"[DATATYPE_MISMATCH.DATA_DIFF_TYPES] {_sql(node)}: IN's values must have "
+                        f"[DATATYPE_MISMATCH.{kind}] "
+                        f"{_sql(node)}: IN's values must have "
                         f"one type, not {', '.join(_text(k) for k in kinds)}"
                     ),
                 )

@@ -198,6 +198,8 @@ def _assigned_non_columns(parsed: ParsedStatement) -> list[exp.Expr]:
             targets = [e.left for e in node.expressions if isinstance(e, exp.EQ)]
         elif isinstance(node, exp.Insert) and isinstance(node.parent, exp.When):
             targets = node.this.expressions if isinstance(node.this, exp.Tuple) else []
+        elif isinstance(node, exp.Insert) and isinstance(node.this, exp.Schema):
+            targets = [e for e in node.this.expressions if not isinstance(e, exp.Identifier)]
         else:
             continue
         found += [t for t in targets if not isinstance(t, exp.Column)]
