@@ -13,14 +13,15 @@ columns (runner.lint.types) come from the same DDL and views (``typed_statements
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections import ChainMap
+from collections.abc import Iterator, Mapping
 
 from sqlglot import exp
 
 from runner.errors import RunnerError
 from runner.lint.context import ModelContext, ParsedStatement
 from runner.lint.expressions import output_name, table_key
-from runner.lint.types import Kind, Kinds, TypedRelations, TypeScope, data_type_kind, ddl_kinds
+from runner.lint.types import Kind, Kinds, TypeScope, data_type_kind, ddl_kinds
 from runner.project import Project
 from runner.specs.seeds import load_seeds
 
@@ -77,24 +78,44 @@ def _typed_statements(context: ModelContext) -> Iterator[tuple[ParsedStatement, 
     known = known_relations(context)
     if known is None or context.model is None:
         return
-    declared = dict(_declared_kinds(context.project))
-    declared[context.model.target_table.lower()] = _created_kinds(context.setup)
+    local: dict[str, Kinds | None] = {
+        context.model.target_table.lower(): _created_kinds(context.setup)
+    }
     stream = context.project.streams.get(str(context.model.config.stream))
     if stream is not None:
-        declared[context.model.batch_view.lower()] = (
+        local[context.model.batch_view.lower()] = (
             ddl_kinds(context.project.stream_columns_ddl(stream)) or {}
         )
+    declared = ChainMap(local, _declared_kinds(context.project))
     for statements in context.batches.values():
         names = dict(known)
-        kinds: TypedRelations = {
-            name: _with_kinds(columns, declared.get(name)) for name, columns in known.items()
-        }
+        views: dict[str, Kinds | None] = {}
         for parsed in statements:
-            scope = TypeScope(dict(kinds))
+            scope = TypeScope(_RelationKinds(known, declared, views))
             yield parsed, scope
             view = record_view(parsed, names, known=True)
             if view is not None:
-                kinds[view] = _view_kinds(parsed.expression, names[view], scope)
+                views[view] = _view_kinds(parsed.expression, names[view], scope)
+
+
+class _RelationKinds(dict[str, "Kinds | None"]):
+    """The kinds of the relations a statement sees: the views created before it, and the
+    others made on first use (a statement reads two or three of a project's many tables)."""
+
+    def __init__(
+        self, known: Relations, declared: Mapping[str, Kinds | None], views: dict[str, Kinds | None]
+    ) -> None:
+        super().__init__(views)
+        self._known = known
+        self._declared = declared
+
+    def get(self, name: str, default: Kinds | None = None) -> Kinds | None:  # type: ignore[override]
+        if name in self:
+            return self[name]
+        if name not in self._known:
+            return default
+        found = self[name] = _with_kinds(self._known[name], self._declared.get(name))
+        return found
 
 
 def _with_kinds(columns: Columns, kinds: Kinds | None) -> Kinds | None:

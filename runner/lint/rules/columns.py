@@ -362,6 +362,8 @@ class ViewReadBeforeCreated(Rule):
                 if parsed.expression is None:
                     continue
                 later = {name for name, at in created.items() if at >= index}
+                if not later:
+                    continue
                 found += [
                     self.violation(
                         context,
@@ -370,7 +372,7 @@ class ViewReadBeforeCreated(Rule):
                         "creates only at this statement or after it: it does not exist yet "
                         "when this statement runs; create it first",
                     )
-                    for table in _read_tables(parsed.expression)
+                    for table in _read_tables(parsed)
                     if table_key(table) in later
                 ]
         return found
@@ -388,11 +390,13 @@ def _views_created(statements: list[ParsedStatement]) -> dict[str, int]:
     return created
 
 
-def _read_tables(node: exp.Expr) -> list[exp.Table]:
+def _read_tables(parsed: ParsedStatement) -> list[exp.Table]:
     """The tables a statement reads (FROM, JOIN, USING), CTE names left out."""
-    ctes = {cte.alias_or_name.lower() for cte in node.find_all(exp.CTE)}
+    ctes = {node.alias_or_name.lower() for node in parsed.nodes if isinstance(node, exp.CTE)}
     found = []
-    for table in node.find_all(exp.Table):
+    for table in parsed.nodes:
+        if not isinstance(table, exp.Table):
+            continue
         parent = table.parent
         if not isinstance(parent, (exp.From, exp.Join, exp.Merge)):
             continue
