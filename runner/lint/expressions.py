@@ -41,6 +41,31 @@ def temp_views(statements: list[ParsedStatement]) -> Views:
     return views
 
 
+# Where a column's scope ends, going up the tree
+_SCOPE_KINDS = (exp.Select, exp.Merge, exp.Update, exp.Delete, exp.SetOperation, exp.Lambda)
+
+
+def is_scope(node: exp.Expr) -> bool:
+    """Does a column's scope end at ``node``? Not at a MERGE's WHEN ... THEN UPDATE / DELETE,
+    whose columns are the MERGE's."""
+    if isinstance(node, (exp.Update, exp.Delete)) and isinstance(node.parent, exp.When):
+        return False
+    return isinstance(node, _SCOPE_KINDS)
+
+
+def output_name(item: exp.Expr) -> str | None:
+    """The name Spark gives a projected expression: its alias, the column's name, or (for an
+    expression without an alias) a name made of its text, which no reference will match.
+    None for ``*`` and for what Spark names otherwise (a struct field, an element)."""
+    if isinstance(item, (exp.Star, exp.Dot, exp.Bracket)):
+        return None
+    if isinstance(item, exp.Column):
+        return None if isinstance(item.this, exp.Star) else item.name.lower()
+    if isinstance(item, exp.Alias):
+        return item.alias.lower()
+    return item.sql(dialect="spark").lower()
+
+
 def with_ctes(views: Views, node: exp.Expr) -> Views:
     """``views`` plus the CTEs declared on ``node`` (a query or a MERGE)."""
     with_ = node.args.get("with_") or node.args.get("with")

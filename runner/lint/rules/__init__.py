@@ -13,6 +13,8 @@ One module per family, one class per rule (the class name is the rule's name, ``
 * ``cdc``: the column arguments of the CDC macros (``merge()``, ``scd2()``)
 * ``analyzer``: what Spark's and Delta's analysis refuses without data (MERGE clauses, OPTIMIZE
   WHERE, GROUP BY, functions), named by Spark's error class
+* ``datatypes``: values of a type Spark cannot combine or Delta cannot store, by Spark's error
+  class
 * ``streaming``: what Spark runs but what destroys, duplicates or misreads a streaming target
 * ``analysis``: what ``runner lint --analyze`` asks Spark's analyzer
 
@@ -35,7 +37,13 @@ from runner.lint.rules.cdc import (
     SequenceColumnNotInStream,
     TrackHistoryColumnNotInTarget,
 )
-from runner.lint.rules.columns import InsertColumnCount, UnknownColumn
+from runner.lint.rules.columns import (
+    DuplicateViewColumn,
+    InsertColumnCount,
+    UnknownColumn,
+    ViewReadBeforeCreated,
+)
+from runner.lint.rules.datatypes import DataTypeMismatch, StoreAssignmentRefused
 from runner.lint.rules.merge import (
     MergeOnMissesUniqueKey,
     MergeSourceNotDeduplicated,
@@ -92,11 +100,15 @@ RULES: tuple[type[Rule], ...] = (
     OptimizeWhereNotPartition,  # DL026
     ColumnNotGrouped,  # DL027
     UnknownFunction,  # DL028
+    DuplicateViewColumn,  # DL029
     TargetReplacedPerBatch,  # DL030
     AppendIntoKeyedTarget,  # DL031
     DedupeKeepsOldest,  # DL032
     ChangeFeedPreimageNotHandled,  # DL033
     TargetNeverWritten,  # DL034
+    DataTypeMismatch,  # DL035
+    StoreAssignmentRefused,  # DL036
+    ViewReadBeforeCreated,  # DL037
 )
 
 # The rules of `runner lint --analyze`, found by Spark (runner.lint.analyze), documented last.

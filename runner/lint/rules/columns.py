@@ -2,36 +2,32 @@
 statement reads or writes, as Spark's analyzer would resolve it, without a JVM; and an INSERT
 gives its table as many columns as it has.
 
-What the linter knows of a relation's columns (``Relations``): the batch view (the stream's
-declared schema with what the runner adds: ``_rescued_data`` of file streams, the Change Data
-Feed's columns), each temporary view the model created before (its projection, so what a
-built-in macro returns too), the model's own target (what its set-up creates it with), the
-other models' targets and the seeds' tables (``declared_tables``). A
-relation it knows nothing of (a table the project does not declare, a table function) makes it
-say nothing about the columns it could hold: no finding is better than a wrong one.
+What the linter knows of a relation's columns: runner.lint.relations.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator, Mapping
 from difflib import get_close_matches
 
 from sqlglot import exp
 
-from runner.errors import RunnerError
 from runner.lint.base import ERROR, Rule, Violation
 from runner.lint.context import ModelContext, ParsedStatement
-from runner.lint.expressions import table_key
-from runner.project import Project
-from runner.specs.seeds import load_seeds
+from runner.lint.expressions import is_scope, output_name, table_key
+from runner.lint.relations import (
+    Columns,
+    Relations,
+    known_relations,
+    projection,
+    record_view,
+    scoped_ctes,
+    scoped_statements,
+    select_sources,
+)
 
-Columns = tuple[str, ...] | None  # lower-cased names in order; None: not known
-Relations = dict[str, Columns]  # lower-cased relation name -> its columns
 # (column, the names it could have been, where they were looked for)
-Unresolved = Iterator[tuple[exp.Column, list[str], str]]
-# Where a column's scope ends, going up the tree
-_SCOPE_KINDS = (exp.Select, exp.Merge, exp.Update, exp.Delete, exp.SetOperation, exp.Lambda)
+Unresolved = Iterator[tuple[exp.Column | exp.Identifier, list[str], str]]
 
 # Names Spark resolves without a relation (functions written without parentheses)
 _BARE_FUNCTIONS = frozenset(
@@ -47,7 +43,8 @@ class UnknownColumn(Rule):
     without a JVM, at its line and column, with the closest names ("did you mean"). Checked in
     `SELECT`, `WHERE`, `JOIN ... ON`, `GROUP BY`, `HAVING`, `ORDER BY`, `QUALIFY`, and in a MERGE
     into the model's target: `ON`, `WHEN` conditions, `UPDATE SET`, `INSERT (...) VALUES (...)`,
-    and in `UPDATE ... SET ... WHERE` and `DELETE ... WHERE` of a known table.
+    and in `UPDATE ... SET ... WHERE` and `DELETE ... WHERE` of a known table, in the column list
+    of `INSERT INTO t (a, b)`, and in a subquery (where the outer query's columns count too).
     The columns come from the batch view (the stream's declared schema, `_rescued_data` of file
     streams, `_change_type`, `_commit_version`, `_commit_timestamp` of a Change Data Feed), the
     temporary views created earlier in the model (their projection, macros' included), the
@@ -76,7 +73,7 @@ class UnknownColumn(Rule):
             for parsed in statements:
                 unresolved = self._check_statement(context, parsed, relations)
                 # a view Spark could not analyze is not created: what reads it is not judged
-                _record_view(parsed, relations, known=not unresolved)
+                record_view(parsed, relations, known=not unresolved)
                 found += unresolved
         return found
 
@@ -98,191 +95,6 @@ class UnknownColumn(Rule):
         return found
 
 
-def known_relations(context: ModelContext) -> Relations | None:
-    """The relations a model's first statement sees, with their columns: the project's
-    declared tables, the batch view and the model's target. None when the model did not load
-    or has schema drift (batch and target then gain columns at run time)."""
-    model = context.model
-    if model is None or model.config.schema_drift is not None:
-        return None
-    project = context.project
-    known: Relations = dict(declared_tables(project))
-    stream_columns = project.stream_column_names(model.config.stream)
-    if stream_columns is not None:
-        known[model.batch_view.lower()] = _names(stream_columns)
-    target = _created_columns(context.setup)
-    evolves = _evolves_schema(context) or _auto_merge(project)
-    known[model.target_table.lower()] = None if evolves else target
-    return known
-
-
-def scoped_statements(context: ModelContext) -> Iterator[tuple[ParsedStatement, Relations]]:
-    """Each batch statement with the relations it sees (``known_relations`` and the views the
-    statements before it created)."""
-    known = known_relations(context)
-    if known is None:
-        return
-    for statements in context.batches.values():
-        relations = dict(known)
-        for parsed in statements:
-            yield parsed, relations
-            _record_view(parsed, relations, known=True)
-
-
-# one project's declared tables, computed once per lint run (and per process)
-_DECLARED: dict[int, tuple[Project, Relations]] = {}
-_EVOLVES = re.compile(r"\bSCHEMA\s+EVOLUTION\b|\bALTER\s+TABLE\b", re.IGNORECASE)
-
-
-def declared_tables(project: Project) -> Relations:
-    """The tables whose columns the project declares: every model's target (its `columns=`,
-    or its stream's columns, as the built-in `create_target` creates it) and every seed's
-    table. A target is unknown (None) when it may gain columns at run time (`schema_drift`,
-    `MERGE WITH SCHEMA EVOLUTION`, `ALTER TABLE`, Delta's autoMerge), when the project
-    overrides `create_target`, or when its writers disagree on its columns."""
-    cached = _DECLARED.get(id(project))
-    if cached is not None and cached[0] is project:
-        return cached[1]
-    tables: Relations = {}
-    create = project.templates.macro_names.get("create_target")
-    overridden = create is not None and create.resolve().is_relative_to(project.root)
-    for model in project.models.values():
-        columns: Columns = None
-        changing = model.config.schema_drift is not None or _EVOLVES.search(model.source)
-        if not (overridden or changing or _auto_merge(project)):
-            try:
-                columns = _names(project.target_column_names(model))
-            except RunnerError:
-                columns = None
-        table = model.target_table.lower()
-        tables[table] = columns if tables.get(table, columns) == columns else None
-    try:
-        seeds = load_seeds(project)
-    except RunnerError:  # a broken seeds/*.yml is `runner seed`'s to report
-        seeds = {}
-    for seed in seeds.values():
-        tables.setdefault(seed.table.lower(), tuple(c.name.lower() for c in seed.columns))
-    _DECLARED.clear()
-    _DECLARED[id(project)] = (project, tables)
-    return tables
-
-
-def _auto_merge(project: Project) -> bool:
-    """Delta's automatic schema evolution, on for the session: MERGE and INSERT add columns."""
-    return any(
-        "automerge" in key.lower() and str(value).strip().lower() == "true"
-        for key, value in project.target.spark_conf.items()
-    )
-
-
-def _names(columns: list[str]) -> tuple[str, ...]:
-    return tuple(c.strip("`").lower() for c in columns)
-
-
-def _created_columns(setup: list[ParsedStatement]) -> Columns:
-    """The columns of the target as its set-up ``CREATE TABLE`` declares them."""
-    for parsed in setup:
-        node = parsed.expression
-        if isinstance(node, exp.Create) and isinstance(node.this, exp.Schema):
-            defs = [d for d in node.this.expressions if isinstance(d, exp.ColumnDef)]
-            if defs:
-                return tuple(d.name.lower() for d in defs)
-    return None
-
-
-def _evolves_schema(context: ModelContext) -> bool:
-    """Statements that add columns to the target: MERGE WITH SCHEMA EVOLUTION, ALTER TABLE."""
-    return any(
-        (isinstance(p.expression, exp.Merge) and p.expression.args.get("schema_evolution"))
-        or isinstance(p.expression, exp.Alter)
-        for p in context.statements()
-    )
-
-
-def _record_view(parsed: ParsedStatement, relations: Relations, *, known: bool) -> None:
-    """A ``CREATE [TEMPORARY] VIEW name AS query``: ``name`` now has the query's columns."""
-    node = parsed.expression
-    if not (isinstance(node, exp.Create) and str(node.args.get("kind", "")).upper() == "VIEW"):
-        return
-    name = node.this.this if isinstance(node.this, exp.Schema) else node.this
-    if not isinstance(name, exp.Table):
-        return
-    columns = projection(node.expression, relations) if node.expression is not None else None
-    if isinstance(node.this, exp.Schema):  # CREATE VIEW v (a, b) AS ...
-        columns = tuple(e.name.lower() for e in node.this.expressions)
-    relations[table_key(name)] = columns if known else None
-
-
-# -- scopes ----------------------------------------------------------------------------------
-
-
-def projection(query: exp.Expr | None, relations: Relations) -> Columns:
-    """The column names a query returns, or None when one is not known statically."""
-    if isinstance(query, exp.Subquery):
-        return projection(query.this, relations)
-    if isinstance(query, exp.SetOperation):
-        return projection(query.left, relations)
-    if not isinstance(query, exp.Select):
-        return None
-    relations = _with_ctes(query, relations)
-    sources = _sources(query, relations)
-    names: list[str] = []
-    for item in query.expressions:
-        if isinstance(item, exp.Star) or (
-            isinstance(item, exp.Column) and isinstance(item.this, exp.Star)
-        ):
-            qualifier = item.table.lower() if isinstance(item, exp.Column) else ""
-            star = _star_columns(sources, qualifier)
-            if star is None:
-                return None
-            names += star
-        elif isinstance(item, (exp.Alias, exp.Column)) and item.alias_or_name:
-            names.append(item.alias_or_name.lower())
-        else:
-            return None  # Spark names it after the expression's text
-    return tuple(names)
-
-
-def _star_columns(sources: dict[str, Columns], qualifier: str) -> list[str] | None:
-    chosen = [sources.get(qualifier)] if qualifier else list(sources.values())
-    if not chosen or any(c is None for c in chosen):
-        return None
-    return [name for columns in chosen for name in columns or ()]
-
-
-def _with_ctes(node: exp.Expr, relations: Relations) -> Relations:
-    with_ = node.args.get("with_") or node.args.get("with")
-    if not isinstance(with_, exp.With):
-        return relations
-    scoped = dict(relations)
-    for cte in with_.expressions:
-        scoped[cte.alias_or_name.lower()] = projection(cte.this, scoped)
-    return scoped
-
-
-def _sources(select: exp.Select, relations: Relations) -> dict[str, Columns]:
-    """The relations a SELECT reads, by the name that qualifies their columns (alias or
-    table name). A source of unknown columns maps to None; a LATERAL VIEW or a table function
-    adds an unnamed unknown source."""
-    sources: dict[str, Columns] = {}
-    from_ = select.args.get("from_") or select.args.get("from")
-    items = [from_.this] if isinstance(from_, exp.From) else []
-    items += [join.this for join in select.args.get("joins") or []]
-    for item in items:
-        if isinstance(item, exp.Table) and isinstance(item.this, exp.Identifier):
-            columns = relations.get(table_key(item))
-            sources[item.alias_or_name.lower()] = columns
-            if not item.alias:
-                sources[table_key(item)] = columns
-        elif isinstance(item, exp.Subquery):
-            sources[item.alias_or_name.lower()] = projection(item.this, relations)
-        else:
-            sources[""] = None
-    if select.args.get("laterals"):
-        sources[""] = None
-    return sources
-
-
 def _unresolved(parsed: ParsedStatement, relations: Relations) -> Unresolved:
     """Columns that resolve in none of the relations their scope reads: (column, the names
     it could have been, where they were looked for)."""
@@ -290,7 +102,7 @@ def _unresolved(parsed: ParsedStatement, relations: Relations) -> Unresolved:
     if node is None or not any(isinstance(n, exp.Column) for n in parsed.nodes):
         return
     scopes = _columns_by_scope(parsed.nodes)
-    relations = _with_ctes(node, relations)
+    relations = scoped_ctes(node, relations)
     if isinstance(node, exp.Merge):
         yield from _merge_unresolved(node, relations, scopes.get(id(node), []))
     if isinstance(node, (exp.Update, exp.Delete)) and isinstance(node.this, exp.Table):
@@ -301,17 +113,22 @@ def _unresolved(parsed: ParsedStatement, relations: Relations) -> Unresolved:
             for column in scopes.get(id(node), []):
                 if _unknown_in(column, sources, columns):
                     yield column, sorted(columns), f"the table {table_key(table)}"
+    if isinstance(node, exp.Insert) and isinstance(node.this, exp.Schema):
+        yield from _insert_list_unresolved(node.this, relations)
     for scope in parsed.nodes:
         if isinstance(scope, exp.Select) and id(scope) in scopes:
             yield from _select_unresolved(scope, relations, scopes[id(scope)])
 
 
-def _is_scope(node: exp.Expr) -> bool:
-    """Does a column's scope end at ``node``? Not at a MERGE's WHEN ... THEN UPDATE / DELETE,
-    whose columns are the MERGE's."""
-    if isinstance(node, (exp.Update, exp.Delete)) and isinstance(node.parent, exp.When):
-        return False
-    return isinstance(node, _SCOPE_KINDS)
+def _insert_list_unresolved(schema: exp.Schema, relations: Relations) -> Unresolved:
+    """The names of ``INSERT INTO t (a, b)``'s column list that ``t`` does not have."""
+    table = schema.this
+    columns = relations.get(table_key(table)) if isinstance(table, exp.Table) else None
+    if columns is None:
+        return
+    for listed in schema.expressions:
+        if isinstance(listed, exp.Identifier) and listed.name.lower() not in columns:
+            yield listed, sorted(columns), f"the table {table_key(table)}"
 
 
 def _unknown_in(
@@ -333,7 +150,7 @@ def _columns_by_scope(nodes: tuple[exp.Expr, ...]) -> dict[int, list[exp.Column]
         if not isinstance(node, exp.Column) or isinstance(node.this, exp.Star):
             continue
         scope = node.parent
-        while scope is not None and not _is_scope(scope):
+        while scope is not None and not is_scope(scope):
             scope = scope.parent
         if isinstance(scope, (exp.Select, exp.Merge, exp.Update, exp.Delete)):
             scopes.setdefault(id(scope), []).append(node)
@@ -345,13 +162,17 @@ def _select_unresolved(
 ) -> Unresolved:
     relations = dict(relations)
     for parent in _ancestors(select):  # CTEs visible from here
-        relations = _with_ctes(parent, relations)
-    relations = _with_ctes(select, relations)
-    sources = _sources(select, relations)
+        relations = scoped_ctes(parent, relations)
+    relations = scoped_ctes(select, relations)
+    sources = select_sources(select, relations)
     if not sources or any(columns is None for columns in sources.values()):
         return  # a relation of unknown columns could hold any name
     if _correlated(select):
-        return  # a subquery may name its outer query's columns
+        # a subquery may name its outer query's columns: those are candidates too
+        outer = _outer_sources(select, relations)
+        if outer is None:
+            return
+        sources = {**outer, **sources}
     aliases = {e.alias.lower() for e in select.expressions if isinstance(e, exp.Alias)}
     every = sorted({c for columns in sources.values() for c in columns or ()})
     where = _where_text(sources)
@@ -444,9 +265,146 @@ def _correlated(select: exp.Select) -> bool:
     return False
 
 
+def _outer_sources(select: exp.Select, relations: Relations) -> dict[str, Columns] | None:
+    """The relations of the query ``select`` is nested in (itself not nested), when every one
+    of their columns is known; None otherwise."""
+    node = select.parent
+    while node is not None and not isinstance(node, (exp.Select, exp.Update, exp.Delete)):
+        if isinstance(node, exp.Merge):
+            return None
+        node = node.parent
+    if isinstance(node, exp.Select) and not _correlated(node):
+        sources = select_sources(node, relations)
+    elif isinstance(node, (exp.Update, exp.Delete)) and isinstance(node.this, exp.Table):
+        columns = relations.get(table_key(node.this))
+        sources = {node.this.alias_or_name.lower(): columns, table_key(node.this): columns}
+    else:
+        return None
+    if not sources or any(columns is None for columns in sources.values()):
+        return None
+    return sources
+
+
 def _where_text(sources: Mapping[str, Columns]) -> str:
     names = [name or "the subquery" for name in sources]
     return " or ".join(names) if names else "the statement"
+
+
+class DuplicateViewColumn(Rule):
+    """A view's query returns two columns of one name.
+
+    A query may (`SELECT a, a FROM t`), but a view's columns are named, so Spark refuses the
+    `CREATE VIEW` (`COLUMN_ALREADY_EXISTS`), and every statement after it that reads the view
+    fails too. Names compare case-insensitively; an expression without an alias is named after
+    its text, as Spark names it. Alias one of the two, or drop it.
+    """
+
+    spark_rejects = True
+    code = "DL029"
+    severity = ERROR
+
+    def check(self, context: ModelContext) -> list[Violation]:
+        found = []
+        for parsed, relations in scoped_statements(context):
+            node = parsed.expression
+            if not (
+                isinstance(node, exp.Create)
+                and str(node.args.get("kind", "")).upper() == "VIEW"
+                and isinstance(node.expression, exp.Select)
+                and not isinstance(node.this, exp.Schema)
+            ):
+                continue
+            names = projection(node.expression, relations)
+            if names is None:
+                continue
+            seen: set[str] = set()
+            for name in names:
+                if name in seen:
+                    item = _projected(node.expression, name)
+                    message = (
+                        f"[COLUMN_ALREADY_EXISTS] the view's query returns the column `{name}` "
+                        "more than once; Spark refuses the view. Alias or drop one of them"
+                    )
+                    where = context.locate_node(parsed, item or node.expression)
+                    found.append(self.violation(context, where, message))
+                    break
+                seen.add(name)
+        return found
+
+
+def _projected(select: exp.Select, name: str) -> exp.Expr | None:
+    """The projected item that repeats ``name`` (the last one named so; None when ``*`` brought
+    the name)."""
+    named = [item for item in select.expressions if output_name(item) == name]
+    return named[-1] if named else None
+
+
+class ViewReadBeforeCreated(Rule):
+    """A statement reads a temporary view that the model creates only at that statement or
+    after it.
+
+    Statements run in order: when this one runs, the view does not exist yet (or, for a view
+    that reads itself, is being defined), and Spark's analyzer refuses the statement
+    (`TABLE_OR_VIEW_NOT_FOUND`). Create the view before the statement that reads it, or read
+    the relation the view was meant to read. A table of the same name in the catalog that the
+    project does not declare would be found by Spark: `-- noqa: DL037` then.
+    """
+
+    spark_rejects = True
+    code = "DL037"
+    severity = ERROR
+
+    def check(self, context: ModelContext) -> list[Violation]:
+        found = []
+        for statements in context.batches.values():
+            created = _views_created(statements)
+            for index, parsed in enumerate(statements):
+                if parsed.expression is None:
+                    continue
+                later = {name for name, at in created.items() if at >= index}
+                if not later:
+                    continue
+                found += [
+                    self.violation(
+                        context,
+                        context.locate_node(parsed, table),
+                        f"[TABLE_OR_VIEW_NOT_FOUND] {table_key(table)} is a view this model "
+                        "creates only at this statement or after it: it does not exist yet "
+                        "when this statement runs; create it first",
+                    )
+                    for table in _read_tables(parsed)
+                    if table_key(table) in later
+                ]
+        return found
+
+
+def _views_created(statements: list[ParsedStatement]) -> dict[str, int]:
+    """View name -> index of the first statement that creates it."""
+    created: dict[str, int] = {}
+    for index, parsed in enumerate(statements):
+        node = parsed.expression
+        if isinstance(node, exp.Create) and str(node.args.get("kind", "")).upper() == "VIEW":
+            name = node.this.this if isinstance(node.this, exp.Schema) else node.this
+            if isinstance(name, exp.Table):
+                created.setdefault(table_key(name), index)
+    return created
+
+
+def _read_tables(parsed: ParsedStatement) -> list[exp.Table]:
+    """The tables a statement reads (FROM, JOIN, USING), CTE names left out."""
+    ctes = {node.alias_or_name.lower() for node in parsed.nodes if isinstance(node, exp.CTE)}
+    found = []
+    for table in parsed.nodes:
+        if not isinstance(table, exp.Table):
+            continue
+        parent = table.parent
+        if not isinstance(parent, (exp.From, exp.Join, exp.Merge)):
+            continue
+        if isinstance(parent, exp.Merge) and parent.args.get("using") is not table:
+            continue
+        if table_key(table) and table_key(table) not in ctes:
+            found.append(table)
+    return found
 
 
 class InsertColumnCount(Rule):

@@ -4,6 +4,8 @@ the linter, final projections, and DML that rewrites the whole target every batc
 
 from __future__ import annotations
 
+import re
+
 from sqlglot import exp
 from sqlglot.errors import ParseError
 
@@ -18,7 +20,9 @@ class SqlSyntaxError(Rule):
 
     Every statement of the model is rendered for the first batch and a maintenance batch and
     parsed with the Delta dialect (OPTIMIZE, VACUUM, MERGE WITH SCHEMA EVOLUTION, ... included).
-    The finding points at the token the parser stopped at.
+    The finding points at the token the parser stopped at. Spark's parser also requires a
+    column name (not an expression) on the left of `SET col = ...` and in the column list of
+    `INSERT (col, ...)`, which the dialect accepts (`PARSE_SYNTAX_ERROR`).
     """
 
     spark_rejects = True
@@ -30,6 +34,17 @@ class SqlSyntaxError(Rule):
         for parsed in context.statements():
             error = parsed.error
             if error is None:
+                for node in _assigned_non_columns(parsed):
+                    message = (
+                        f"[PARSE_SYNTAX_ERROR] {node.sql(dialect='spark')} is assigned to, but "
+                        "only a column name can be: SET col = ..., INSERT (col, ...)"
+                    )
+                    where = context.locate_node(parsed, node)
+                    found.append(
+                        self.violation(
+                            context, where, f"SQL syntax error in {_what(parsed)}: {message}"
+                        )
+                    )
                 continue
             detail = error.errors[0] if isinstance(error, ParseError) and error.errors else {}
             if detail.get("line"):
@@ -37,6 +52,10 @@ class SqlSyntaxError(Rule):
                 col = max(int(detail["col"]) - len(token) + 1, 1)
                 where = context.locate_statement_position(parsed, detail["line"], col, token)
                 message = f"{detail.get('description', 'syntax error')} near '{token}'"
+                insert = _insert_action_before(parsed.sql, detail["line"], col)
+                if message.startswith("INSERT column list") and insert is not None:
+                    # Spark names the INSERT action, not where its VALUES end
+                    where = context.locate_offset(parsed, insert, "INSERT")
             else:
                 where = context.locate_line(parsed.statement.line)
                 message = first_line(error)
@@ -161,6 +180,30 @@ class MissingSemicolon(Rule):
             message = f"missing ';' before {keyword}: two statements run together"
             found.append(self.violation(context, where, message))
         return found
+
+
+def _insert_action_before(sql: str, line: int, col: int) -> int | None:
+    """The offset of the last ``INSERT`` keyword before ``line:col`` of ``sql``."""
+    lines = sql.split("\n")
+    offset = sum(len(text) + 1 for text in lines[: line - 1]) + col - 1
+    starts = [m.start() for m in re.finditer(r"\bINSERT\b", sql[:offset], re.IGNORECASE)]
+    return starts[-1] if starts else None
+
+
+def _assigned_non_columns(parsed: ParsedStatement) -> list[exp.Expr]:
+    """What an UPDATE's SET or a MERGE's INSERT column list assigns to that is not a column."""
+    found = []
+    for node in parsed.nodes:
+        if isinstance(node, exp.Update):
+            targets = [e.left for e in node.expressions if isinstance(e, exp.EQ)]
+        elif isinstance(node, exp.Insert) and isinstance(node.parent, exp.When):
+            targets = node.this.expressions if isinstance(node.this, exp.Tuple) else []
+        elif isinstance(node, exp.Insert) and isinstance(node.this, exp.Schema):
+            targets = [e for e in node.this.expressions if not isinstance(e, exp.Identifier)]
+        else:
+            continue
+        found += [t for t in targets if not isinstance(t, exp.Column)]
+    return found
 
 
 def _what(parsed: ParsedStatement) -> str:

@@ -1,0 +1,273 @@
+"""Lint rules for values of the wrong type: what Spark's analyzer refuses for a value's type in
+an expression (``DATATYPE_MISMATCH``), and what Delta refuses to store into a target column.
+The types are the coarse kinds of runner.lint.types; a value whose kind is not known is never
+judged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from sqlglot import exp
+
+from runner.lint.base import ERROR, Rule, Violation
+from runner.lint.context import ModelContext, ParsedStatement
+from runner.lint.expressions import table_key
+from runner.lint.relations import typed_statements
+from runner.lint.types import (
+    COMPARISONS,
+    COMPLEX,
+    Kind,
+    TypeScope,
+    branch_values,
+    data_type_kind,
+)
+
+_ARITHMETIC = (exp.Add, exp.Sub, exp.Mul, exp.Div, exp.Mod)
+_NOT_NUMBERS = COMPLEX | {"boolean"}  # kinds no arithmetic takes, whatever the other side
+# The strings Spark's ANSI cast reads as a boolean (StringUtils.isTrueString / isFalseString)
+_BOOLEAN_STRINGS = frozenset({"t", "true", "y", "yes", "1", "f", "false", "n", "no", "0"})
+
+
+def _text(kind: Kind) -> str:
+    return (kind or "unknown").upper()
+
+
+def invalid_literal_cast(value: exp.Expr, kind: Kind) -> str | None:
+    """Why a string literal cannot become ``kind`` (Spark's ANSI cast fails when it folds the
+    constant, ``CAST_INVALID_INPUT``), or None when it can or is not a string literal."""
+    if not (isinstance(value, exp.Literal) and value.is_string):
+        return None
+    text = value.this.strip()
+    if kind == "numeric":
+        try:
+            float(text)
+        except ValueError:
+            return f"the value '{value.this}' of the type STRING cannot be cast to a number"
+    if kind == "boolean" and text.lower() not in _BOOLEAN_STRINGS:
+        return f"the value '{value.this}' of the type STRING cannot be cast to BOOLEAN"
+    return None
+
+
+def _literal(node: exp.Expr) -> exp.Expr:
+    return node.unnest() if isinstance(node, exp.Paren) else node
+
+
+class DataTypeMismatch(Rule):
+    """An expression combines values of types Spark cannot combine.
+
+    Spark's analyzer refuses, before reading any row (`DATATYPE_MISMATCH.*`): a comparison of a
+    map, array or struct with a value of another type (`BINARY_OP_DIFF_TYPES`); arithmetic on
+    a boolean, map, array or struct (`BINARY_OP_DIFF_TYPES`, `UNEXPECTED_INPUT_TYPE`);
+    `IN` (a list or a subquery), `CASE`, `IF` or `COALESCE` mixing such a value with other
+    types (`DATA_DIFF_TYPES`, `IN_SUBQUERY_DATA_TYPE_MISMATCH`);
+    a cast Spark's ANSI mode forbids (a timestamp or date to BOOLEAN:
+    `CAST_WITH_CONF_SUGGESTION`; a map, array or struct to anything but a string:
+    `CAST_WITHOUT_SUGGESTION`); and a string literal compared with a number or a boolean that
+    it cannot be cast to (`CAST_INVALID_INPUT`, raised when Spark folds the constant).
+    The types come from the columns the project declares (targets, streams, seeds), the views
+    the model creates, literals, casts and the constructors `array()`, `map()`,
+    `named_struct()`; an expression of a type the linter does not know is not judged.
+    """
+
+    spark_rejects = True
+    code = "DL035"
+    severity = ERROR
+
+    def check(self, context: ModelContext) -> list[Violation]:
+        found = []
+        for parsed, scope in typed_statements(context):
+            if parsed.expression is None:
+                continue
+            for node, message in _mismatches(parsed, scope):
+                found.append(self.violation(context, context.locate_node(parsed, node), message))
+        return found
+
+
+def _mismatches(parsed: ParsedStatement, scope: TypeScope) -> Iterator[tuple[exp.Expr, str]]:  # noqa: C901, PLR0912 - one case per operator
+    for node in parsed.nodes:
+        if isinstance(node, _ARITHMETIC):
+            left, right = scope.kind(node.left), scope.kind(node.right)
+            bad = [k for k in (left, right) if k in _NOT_NUMBERS]
+            if bad:
+                both = left is not None and right is not None and left != right
+                kind = "BINARY_OP_DIFF_TYPES" if both else "UNEXPECTED_INPUT_TYPE"
+                yield (
+                    node,
+                    (
+                        f"[DATATYPE_MISMATCH.{kind}] {_sql(node)}: arithmetic on a "
+                        f"{_text(bad[0])} value (the operands: {_text(left)} and {_text(right)})"
+                    ),
+                )
+        elif isinstance(node, COMPARISONS) and not isinstance(node.parent, exp.Update):
+            left, right = scope.kind(node.left), scope.kind(node.right)
+            if _incomparable(left, right):
+                yield (
+                    node,
+                    (
+                        f"[DATATYPE_MISMATCH.BINARY_OP_DIFF_TYPES] {_sql(node)}: the operands have "
+                        f"incompatible types ({_text(left)} and {_text(right)})"
+                    ),
+                )
+                continue
+            for value, other in ((node.left, right), (node.right, left)):
+                why = invalid_literal_cast(_literal(value), other)
+                if why:
+                    yield value, f"[CAST_INVALID_INPUT] {_sql(node)}: {why}"
+        elif isinstance(node, exp.In):
+            kinds = [scope.kind(node.this), *(scope.kind(e) for e in node.expressions)]
+            query = node.args.get("query")
+            inner = query.this if isinstance(query, exp.Subquery) else None
+            if isinstance(inner, exp.Select) and len(inner.expressions) == 1:
+                kinds.append(scope.kind(inner.expressions[0]))
+            if _mixed(kinds):
+                kind = "IN_SUBQUERY_DATA_TYPE_MISMATCH" if inner else "DATA_DIFF_TYPES"
+                yield (
+                    node,
+                    (
+                        f"[DATATYPE_MISMATCH.{kind}] "
+                        f"{_sql(node)}: IN's values must have "
+                        f"one type, not {', '.join(_text(k) for k in kinds)}"
+                    ),
+                )
+        elif isinstance(node, (exp.Case, exp.If, exp.Coalesce)):
+            kinds = [scope.kind(value) for value in branch_values(node)]
+            if _mixed(kinds):
+                yield (
+                    node,
+                    (
+                        f"[DATATYPE_MISMATCH.DATA_DIFF_TYPES] {_sql(node)}: its results must have "
+                        f"one type, not {', '.join(_text(k) for k in kinds)}"
+                    ),
+                )
+        elif isinstance(node, (exp.Neg, exp.Sum, exp.Avg)):
+            operand = scope.kind(node.this)
+            if operand in _NOT_NUMBERS:
+                yield (
+                    node,
+                    (
+                        f"[DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE] {_sql(node)}: needs a number, "
+                        f"not a {_text(operand)}"
+                    ),
+                )
+        elif isinstance(node, exp.Cast):
+            yield from _bad_cast(node, scope)
+
+
+def _incomparable(left: Kind, right: Kind) -> bool:
+    if left in (None, "null") or right in (None, "null") or left == right:
+        return False
+    return left in COMPLEX or right in COMPLEX
+
+
+def _mixed(kinds: list[Kind]) -> bool:
+    known = {k for k in kinds if k not in (None, "null")}
+    return len(known) > 1 and bool(known & COMPLEX) and None not in kinds
+
+
+def _bad_cast(node: exp.Cast, scope: TypeScope) -> Iterator[tuple[exp.Expr, str]]:
+    source, target = scope.kind(node.this), data_type_kind(node.args.get("to"))
+    if target is None or source in (None, "null"):
+        return
+    if source in ("timestamp", "date") and target == "boolean":
+        yield (
+            node,
+            (
+                f"[DATATYPE_MISMATCH.CAST_WITH_CONF_SUGGESTION] {_sql(node)}: cannot cast "
+                f"{_text(source)} to BOOLEAN with ANSI mode on"
+            ),
+        )
+    elif source in COMPLEX and target != source and target != "string":
+        yield (
+            node,
+            (
+                f"[DATATYPE_MISMATCH.CAST_WITHOUT_SUGGESTION] {_sql(node)}: cannot cast "
+                f"{_text(source)} to {_text(target)}"
+            ),
+        )
+    else:
+        why = invalid_literal_cast(_literal(node.this), target)
+        if why:
+            yield node, f"[CAST_INVALID_INPUT] {_sql(node)}: {why}"
+
+
+def _sql(node: exp.Expr) -> str:
+    text = " ".join(node.sql(dialect="spark").split())
+    return f'"{text}"' if len(text) < 80 else f'"{text[:77]}..."'
+
+
+class StoreAssignmentRefused(Rule):
+    """A value stored into a target column is of a type Delta cannot cast to the column's.
+
+    Checked in `UPDATE ... SET` and a MERGE's `UPDATE SET` and `INSERT (...) VALUES (...)`.
+    Delta casts what it stores to the column's type, and refuses what cannot be cast: a map,
+    array or struct into a column of another type (`DATATYPE_MISMATCH.CAST_WITHOUT_SUGGESTION`),
+    a value into a map, array or struct column that is not one, and a string literal that is
+    no number into a numeric column, or no boolean into a BOOLEAN one (`CAST_INVALID_INPUT`).
+    What Delta casts (a boolean or a timestamp into a BIGINT, a number into a string) is not
+    reported. The columns' types are the target's (its `columns=` or its stream's).
+    """
+
+    spark_rejects = True
+    code = "DL036"
+    severity = ERROR
+
+    def check(self, context: ModelContext) -> list[Violation]:
+        found = []
+        for parsed, scope in typed_statements(context):
+            for column, value, table_kinds in _assignments(parsed.expression, scope):
+                message = _refused(column, value, table_kinds, scope)
+                if message:
+                    where = context.locate_node(parsed, value)
+                    found.append(self.violation(context, where, message))
+        return found
+
+
+Assignment = tuple[str, exp.Expr, dict]
+
+
+def _assignments(node: exp.Expr | None, scope: TypeScope) -> Iterator[Assignment]:
+    """(target column, value, the target's column kinds) of each value the statement stores."""
+    if isinstance(node, exp.Update) and isinstance(node.this, exp.Table):
+        kinds = scope.relations.get(table_key(node.this))
+        if kinds is not None:
+            yield from _set_pairs(node.expressions, dict(kinds))
+    elif isinstance(node, exp.Merge) and isinstance(node.this, exp.Table):
+        kinds = scope.relations.get(table_key(node.this))
+        whens = node.args.get("whens")
+        if kinds is None or whens is None:
+            return
+        for when in whens.expressions:
+            action = when.args.get("then")
+            if isinstance(action, exp.Update):
+                yield from _set_pairs(action.expressions, dict(kinds))
+            elif isinstance(action, exp.Insert) and isinstance(action.this, exp.Tuple):
+                values = action.expression
+                items = values.expressions if isinstance(values, exp.Tuple) else []
+                columns = action.this.expressions
+                if len(items) == len(columns):
+                    for column, value in zip(columns, items, strict=True):
+                        if isinstance(column, exp.Column):
+                            yield column.name.lower(), value, dict(kinds)
+
+
+def _set_pairs(pairs: list[exp.Expr], kinds: dict) -> Iterator[Assignment]:
+    for pair in pairs:
+        if isinstance(pair, exp.EQ) and isinstance(pair.left, exp.Column):
+            yield pair.left.name.lower(), pair.right, kinds
+
+
+def _refused(column: str, value: exp.Expr, kinds: dict, scope: TypeScope) -> str | None:
+    target = kinds.get(column)
+    source = scope.kind(value)
+    if target is None or source in (None, "null"):
+        return None
+    if (source in COMPLEX or target in COMPLEX) and source != target and target != "string":
+        return (
+            f"[DATATYPE_MISMATCH.CAST_WITHOUT_SUGGESTION] {_sql(value)} is of type "
+            f"{_text(source)}; Delta cannot store it into {column}, of type {_text(target)}"
+        )
+    why = invalid_literal_cast(_literal(value), target)
+    if why:
+        return f"[CAST_INVALID_INPUT] storing into {column}: {why}"
+    return None
