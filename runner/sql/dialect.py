@@ -277,6 +277,7 @@ class Delta(Spark):
             """``WHEN MATCHED ...``* then ``WHEN NOT MATCHED [BY TARGET] ...``* then
             ``WHEN NOT MATCHED BY SOURCE ...``*, each with ``THEN`` and a valid action."""
             whens: list[exp.Expr] = []
+            rank = 0  # clause kinds come in Spark's order (its grammar's three lists)
             while self._match(TokenType.WHEN):
                 matched = not self._match(TokenType.NOT)
                 if not self._match_text_seq("MATCHED"):
@@ -287,9 +288,13 @@ class Delta(Spark):
                         source = True
                     elif not self._match_text_seq("TARGET"):
                         self.raise_error("Expected SOURCE or TARGET after NOT MATCHED BY")
-                # Spark (4.2, with Delta 4.4) takes the clause kinds in any order; the
-                # differential test against its analyzer ran NOT MATCHED before MATCHED
                 kind = 0 if matched else (2 if source else 1)
+                if kind < rank:
+                    self.raise_error(
+                        "WHEN clauses must come in the order MATCHED, NOT MATCHED, "
+                        "NOT MATCHED BY SOURCE"
+                    )
+                rank = kind
                 condition = self._parse_disjunction() if self._match(TokenType.AND) else None
                 if not self._match(TokenType.THEN):
                     self.raise_error("Expected THEN in the WHEN clause")
