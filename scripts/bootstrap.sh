@@ -34,9 +34,12 @@ stamp=.venv/.installed-$(sha256sum pyproject.toml | cut -c1-16)
 if [ ! -f "$stamp" ]; then
   echo "==> installing the runner and its dependencies into .venv (first time: a few minutes)"
   .venv/bin/python -m pip install --quiet --upgrade pip
-  .venv/bin/python -m pip install --quiet -e ".[test,docs]"
+  # the extras asked for go into the same pip run: a second run resolves everything again
+  extras=$(IFS=,; echo "test,docs${*:+,$*}")
+  .venv/bin/python -m pip install --quiet -e ".[$extras]"
   rm -f .venv/.installed-*
   touch "$stamp"
+  for extra in "$@"; do touch "$stamp-$extra"; done
 fi
 for extra in "$@"; do
   if [ ! -f "$stamp-$extra" ]; then

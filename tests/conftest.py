@@ -204,6 +204,16 @@ PROCESS_GROUPS = {
 }
 
 
+@pytest.hookimpl(optionalhook=True)  # a hook of pytest-xdist's, known only when it is loaded
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object | None:
+    """Under ``--dist loadgroup``, the longest groups first (tests/scheduling.py says why)."""
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from tests.scheduling import LongestFirst
+
+    return LongestFirst(config, log)  # type: ignore[arg-type]
+
+
 @pytest.hookimpl(wrapper=True)  # around pytest-xdist's own hook, which reads the groups
 def pytest_collection_modifyitems(
     config: pytest.Config, items: list[pytest.Item]
