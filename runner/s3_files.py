@@ -11,9 +11,16 @@ from collections.abc import Iterator
 from typing import Any
 
 from runner.error_text import first_line
-from runner.object_paths import ObjectLocation, S3Settings, parse_object_uri
+from runner.object_paths import (
+    S3_SCHEMES,
+    ObjectLocation,
+    S3Settings,
+    parse_object_uri,
+    s3_settings,
+)
 from runner.s3_client import http_status as _status
-from runner.storage import StorageUnavailable
+from runner.specs.target import TargetSpec
+from runner.storage import StorageUnavailable, reachable, scheme_of, use_remote_files
 
 _NOT_FOUND = (404,)
 
@@ -145,3 +152,24 @@ class S3Files:
     def modified_ms(self, uri: str) -> float | None:
         head = self._head(parse_object_uri(uri))
         return None if head is None else head["LastModified"].timestamp() * 1000
+
+
+def target_s3_settings(target: TargetSpec) -> S3Settings | None:
+    """How a process without a JVM reaches ``target``'s warehouse and checkpoints on S3 (the
+    target's S3A settings); None when neither is on S3."""
+    schemes = {scheme_of(target.warehouse), scheme_of(target.checkpoint_root)}
+    if not schemes & set(S3_SCHEMES):
+        return None
+    return s3_settings(target.revealed_conf())
+
+
+def reach_s3_without_jvm(target: TargetSpec) -> None:
+    """In a process with no session of its own, such as a Connect server's foreachBatch worker
+    (the batch function runs there, and reads the checkpoint's ``metadata``): reach ``target``'s
+    S3 storage with boto3 from now on. Nothing changes where the storage is reachable already;
+    elsewhere than on S3 each access still says why it cannot."""
+    if reachable(target.checkpoint_root):
+        return
+    settings = target_s3_settings(target)
+    if settings is not None:
+        use_remote_files(S3Files(settings))

@@ -17,8 +17,8 @@ from pyspark.sql import SparkSession
 
 from runner.error_text import first_line
 from runner.errors import ConfigError, SetupError
-from runner.object_paths import S3_SCHEMES, S3Settings, s3_settings
 from runner.processes import with_extra_jvm_options
+from runner.s3_files import target_s3_settings
 from runner.spark.session.connect_watch import ServerWatch, watch_client, watch_of
 from runner.spark.session.hadoop_files import attach_session_files
 from runner.spark.session.jars import (
@@ -29,7 +29,6 @@ from runner.spark.session.jars import (
 )
 from runner.spark.session.jvm_stderr import without_incubator_warning
 from runner.specs.target import TargetSpec
-from runner.storage import scheme_of
 from runner.target_address import TargetUnreachable, check_reachable, unreachable_message
 
 LOG_CONFIG = Path(__file__).resolve().parent / "log4j2.properties"
@@ -168,7 +167,7 @@ def connect_session(target: TargetSpec, stop: threading.Event | None = None) -> 
     # Released while the interpreter still runs: a Connect session left to the garbage
     # collector at exit can hang in gRPC's channel close, after the command has finished.
     atexit.register(release_connect_session, spark)
-    attach_session_files(spark, remote=True, s3=connect_s3_settings(target))
+    attach_session_files(spark, remote=True, s3=target_s3_settings(target))
     conf = {k: DEFAULT_CONF[k] for k in CONNECT_SESSION_DEFAULTS} | target.revealed_conf()
     for key, value in conf.items():
         try:
@@ -179,15 +178,6 @@ def connect_session(target: TargetSpec, stop: threading.Event | None = None) -> 
                 f"client ({first_line(exc)[:200]}); set it where the Connect server starts",
             ) from None
     return spark
-
-
-def connect_s3_settings(target: TargetSpec) -> S3Settings | None:
-    """How a Connect client reaches its target's warehouse and checkpoints on S3 itself (the
-    target's S3A settings); None when neither is on S3."""
-    schemes = {scheme_of(target.warehouse), scheme_of(target.checkpoint_root)}
-    if not schemes & set(S3_SCHEMES):
-        return None
-    return s3_settings(target.revealed_conf())
 
 
 def release_connect_session(spark: SparkSession) -> None:
