@@ -35,6 +35,7 @@ from typing import Any
 
 from runner.errors import ConfigError, RunnerError
 from runner.object_paths import ObjectLocation, S3Settings
+from runner.s3_client import http_status as _status
 
 LEASE_SECONDS_ENV = "RUNNER_LOCK_LEASE_SECONDS"
 HEARTBEAT_SECONDS_ENV = "RUNNER_LOCK_HEARTBEAT_SECONDS"
@@ -365,14 +366,6 @@ class Lease:
                     file=sys.stderr,
                 )
         self._etag = None
-
-
-def _status(exc: Exception) -> int | None:
-    response = getattr(exc, "response", None)
-    if not isinstance(response, dict):
-        return None
-    status = response.get("ResponseMetadata", {}).get("HTTPStatusCode")
-    return int(status) if status is not None else None
 
 
 def _condition_failed(exc: Exception) -> bool:

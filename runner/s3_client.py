@@ -42,3 +42,12 @@ def s3_client(settings: S3Settings) -> Any:
         s3={"addressing_style": "path" if settings.path_style else "auto"},
     )
     return boto3.client("s3", config=config, **settings.client_arguments())
+
+
+def http_status(exc: Exception) -> int | None:
+    """The HTTP status of a botocore error (None for any other exception)."""
+    response = getattr(exc, "response", None)
+    if not isinstance(response, dict):
+        return None
+    status = response.get("ResponseMetadata", {}).get("HTTPStatusCode")
+    return int(status) if status is not None else None

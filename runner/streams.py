@@ -14,6 +14,7 @@ from typing import Any
 from runner.choices import is_one_of
 from runner.ddl import DdlTypeError, check_column_types
 from runner.errors import ConfigError
+from runner.object_paths import is_object_uri
 from runner.secrets import render_env_vars
 from runner.specs.kafka import KAFKA_KEYS, build_kafka_spec
 from runner.specs.stream import (
@@ -66,6 +67,17 @@ def _stream_spec(
     path = untemplated(raw, "path", "", "a path relative to the project, or absolute") or None
     if fmt in FILE_FORMATS and not path:
         raise ConfigError(f"stream '{name}': a {fmt} source needs 'path'", file=file, line=raw.line)
+    if path and is_object_uri(str(path)):
+        # a stream's path is a directory on this machine (made absolute against the project)
+        raise ConfigError(
+            f"stream '{name}': path {path} is on object storage; a stream's path is a local "
+            "directory (relative to the project, or absolute): object storage is not supported "
+            "there yet",
+            file=file,
+            line=raw.line_of("path"),
+            hint="on a cluster, land the files on a mount every worker sees; a Delta source "
+            "on object storage can be read by 'table:' or 'ref:'; or read the events from Kafka",
+        )
     schema = raw.get("schema")
     if fmt in FILE_FORMATS and not schema:
         raise ConfigError(

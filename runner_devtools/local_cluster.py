@@ -99,11 +99,14 @@ class LocalCluster:
         connect: bool = True,
         connect_port: int = 0,
         connect_jars: tuple[str, ...] = (),
+        connect_conf: dict[str, str] | None = None,
     ) -> None:
         """Start a master and ``workers`` workers, then (``connect``) a Connect server running
         on that master. Port 0: a free one. ``connect_jars``: Maven coordinates the Connect
-        server loads beyond Delta's (Spark's Kafka connector). Anything already running here
-        is an error."""
+        server loads beyond Delta's (Spark's Kafka connector, S3A). ``connect_conf``: Spark
+        settings of the server beyond the runner's (``spark.hadoop.fs.s3a.*``: a client
+        cannot give them to the server's Hadoop). Anything already running here is an
+        error."""
         running = [name for name, pid in self.pids().items() if pid is not None]
         if running:
             raise ClusterError(
@@ -119,7 +122,9 @@ class LocalCluster:
             for number in range(1, workers + 1):
                 self.start_worker(f"worker-{number}")
             if connect:
-                self.start_connect(connect_port, connect_jars=connect_jars)
+                self.start_connect(
+                    connect_port, connect_jars=connect_jars, connect_conf=connect_conf
+                )
         except BaseException:
             self.stop()
             raise
@@ -165,10 +170,15 @@ class LocalCluster:
         )  # fmt: skip
 
     def start_connect(
-        self, port: int = 0, master: str | None = None, connect_jars: tuple[str, ...] = ()
+        self,
+        port: int = 0,
+        master: str | None = None,
+        connect_jars: tuple[str, ...] = (),
+        connect_conf: dict[str, str] | None = None,
     ) -> str:
         """Start the Spark Connect server on ``port`` (0: a free one), as an application of
-        ``master``: the standalone master when there is one, else ``local[2]``."""
+        ``master``: the standalone master when there is one, else ``local[2]``, with the
+        extra settings ``connect_conf`` (``start``)."""
         from runner.spark.session.builder import DEFAULT_CONF
         from runner.spark.session.jars import delta_coordinates, resolve_jars
 
@@ -196,6 +206,7 @@ class LocalCluster:
         if master.startswith("spark://"):
             conf |= CONNECT_EXECUTOR
             conf["spark.executor.extraJavaOptions"] = with_extra_jvm_options("")
+        conf |= connect_conf or {}
         command = connect_server_command(master, port, conf, self.directory / "connect.properties")
         self._launch(
             "connect", "connect", command, ready=lambda: accepts_connections(port), port=port
@@ -203,6 +214,7 @@ class LocalCluster:
         self.addresses["connect"] = f"sc://127.0.0.1:{port}"
         self.settings["connect_master"] = master
         self.settings["connect_jars"] = list(connect_jars)
+        self.settings["connect_conf"] = dict(connect_conf or {})
         self._save()
         return self.addresses["connect"]
 
@@ -225,6 +237,7 @@ class LocalCluster:
                 _port_of(self.connect_url),
                 self.settings.get("connect_master"),
                 tuple(self.settings.get("connect_jars", ())),
+                self.settings.get("connect_conf"),
             )
         else:
             self.start_worker(name)
@@ -256,6 +269,9 @@ class LocalCluster:
 
     def _save(self) -> None:
         state = {**self.addresses, "settings": self.settings}
+        # owner-only: the Connect server's settings may hold a store's credentials
+        self.state_file.touch(mode=0o600)
+        self.state_file.chmod(0o600)
         self.state_file.write_text(json.dumps(state, indent=2) + "\n")
 
     # -- stop, status ------------------------------------------------------------------------

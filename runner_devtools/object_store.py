@@ -18,7 +18,10 @@ Command line::
     python -m runner_devtools.object_store stop
 
 In Python (tests): ``with local_object_store("lake") as bucket: ...`` starts a server on a free
-port in a temporary directory with that bucket, and stops and removes both afterwards.
+port in a temporary directory with that bucket, and stops and removes both afterwards. With
+``outages=True`` clients reach it through an ``OutageForwarder`` on a port of its own, and
+``bucket.outage(10)`` makes the store unreachable for 10 s (connections refused, open ones
+reset) while moto keeps its objects in memory: stopping moto's process would lose the bucket.
 
 A development tool, not a `runner` command: the product only connects to an object store.
 """
@@ -30,8 +33,12 @@ import importlib.util
 import json
 import os
 import shutil
+import socket
+import struct
 import sys
 import tempfile
+import threading
+import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -180,12 +187,110 @@ class LocalObjectStore:
         return log_tail(self.log_file)
 
 
+class OutageForwarder:
+    """A TCP forwarder on 127.0.0.1 in front of the store, for tests of a storage outage.
+
+    moto keeps buckets in memory, so stopping its process loses them; SIGSTOP of the process
+    would make requests hang until the clients' timeouts, which is a slow store, not a gone
+    one. ``outage(seconds)`` is what clients see when a store goes down: the forwarder stops
+    listening (new connections are refused), resets every open connection, and listens again
+    on the same port after ``seconds``. Each connection is two threads copying bytes."""
+
+    def __init__(self, upstream_port: int) -> None:
+        self.upstream_port = upstream_port
+        self.port = free_port()
+        self._lock = threading.Lock()
+        self._open: set[socket.socket] = set()
+        self._listener: socket.socket | None = None
+        self._closed = False
+        self._listen()
+
+    @property
+    def endpoint(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def _listen(self) -> None:
+        listener = socket.socket()
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listener.bind(("127.0.0.1", self.port))
+        listener.listen(64)
+        self._listener = listener
+        threading.Thread(target=self._accept, args=(listener,), daemon=True).start()
+
+    def _accept(self, listener: socket.socket) -> None:
+        while True:
+            try:
+                client, _ = listener.accept()
+            except OSError:  # the listener was closed: an outage, or the end
+                return
+            try:
+                upstream = socket.create_connection(("127.0.0.1", self.upstream_port), timeout=5)
+            except OSError:
+                _reset(client)
+                continue
+            upstream.settimeout(None)
+            with self._lock:
+                self._open.update((client, upstream))
+            for source, sink in ((client, upstream), (upstream, client)):
+                threading.Thread(target=self._pump, args=(source, sink), daemon=True).start()
+
+    def _pump(self, source: socket.socket, sink: socket.socket) -> None:
+        try:
+            while data := source.recv(65536):
+                sink.sendall(data)
+            sink.shutdown(socket.SHUT_WR)
+        except OSError:
+            pass  # reset by an outage or by the other side: the connection is over
+        finally:
+            with self._lock:
+                self._open.discard(source)
+            source.close()
+
+    def outage(self, seconds: float) -> None:
+        """Refuse and reset every connection for ``seconds``, then forward again."""
+        self._stop_listening()
+        with self._lock:
+            for connection in list(self._open):
+                _reset(connection)
+            self._open.clear()
+        time.sleep(seconds)
+        if not self._closed:
+            self._listen()
+
+    def _stop_listening(self) -> None:
+        if self._listener is not None:
+            self._listener.close()
+            self._listener = None
+
+    def close(self) -> None:
+        self._closed = True
+        self._stop_listening()
+        with self._lock:
+            for connection in list(self._open):
+                _reset(connection)
+            self._open.clear()
+
+
+def _reset(connection: socket.socket) -> None:
+    """Close with an RST, as a crashed server's kernel answers, not an orderly FIN."""
+    with contextlib.suppress(OSError):
+        connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    connection.close()
+
+
 @dataclass(frozen=True)
 class LocalBucket:
     """A bucket on a running local store: its URIs and the settings that reach it."""
 
     store: LocalObjectStore
     name: str
+    forwarder: OutageForwarder | None = None
+
+    def outage(self, seconds: float) -> None:
+        """The store unreachable for ``seconds`` (``local_object_store(..., outages=True)``)."""
+        if self.forwarder is None:
+            raise ObjectStoreError("this bucket's store was started without outages=True")
+        self.forwarder.outage(seconds)
 
     @property
     def settings(self) -> S3Settings:
@@ -210,17 +315,27 @@ class LocalBucket:
 
 
 @contextlib.contextmanager
-def local_object_store(bucket: str, directory: Path | None = None) -> Iterator[LocalBucket]:
+def local_object_store(
+    bucket: str, directory: Path | None = None, *, outages: bool = False
+) -> Iterator[LocalBucket]:
     """A server on a free port with ``bucket`` for the duration of the block; it dies with this
-    process should the block never end. Without ``directory``, a temporary one, removed after."""
+    process should the block never end. Without ``directory``, a temporary one, removed after.
+    ``outages``: clients reach it through an ``OutageForwarder`` (``bucket.outage(seconds)``)."""
     owned = directory is None
     where = Path(tempfile.mkdtemp(prefix="runner-s3-")) if directory is None else directory
     store = LocalObjectStore(where)
+    forwarder = None
     try:
         store.start(tied=True)
         store.create_bucket(bucket)
-        yield LocalBucket(store, bucket)
+        if outages:
+            assert store.endpoint is not None
+            forwarder = OutageForwarder(int(store.endpoint.rsplit(":", 1)[1]))
+            store.endpoint = forwarder.endpoint  # what settings and spark_conf() give clients
+        yield LocalBucket(store, bucket, forwarder)
     finally:
+        if forwarder is not None:
+            forwarder.close()
         store.stop()
         if owned:
             shutil.rmtree(where, ignore_errors=True)

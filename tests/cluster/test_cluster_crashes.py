@@ -1,16 +1,18 @@
 """Exactly-once off the local JVM: the crash test of tests/spark/test_crash_recovery.py (SIGKILL
-`runner stream`, restart, drain, compare with the oracle) on the standalone cluster, where the
-batches run on executor JVMs the worker starts, and over Spark Connect, where the Connect server
-itself is also SIGKILLed mid-stream: the client says so in one line, stops on SIGTERM, the
-server is restarted alone (same address, its orphaned Python workers gone), and the drain
-matches the oracle.
+`runner stream`, restart, drain, compare with the oracle) on the standalone cluster with
+warehouse and checkpoints on s3a:// (the local object store), where the batches run on executor
+JVMs the workers start in their own directories: two SIGKILLs while a MERGE is in flight, then
+the store unreachable for 10 s mid-batch. Over Spark Connect the Connect server itself is also
+SIGKILLed mid-stream: the client says so in one line, stops on SIGTERM, the server is restarted
+alone (same address, its orphaned Python workers gone), and the drain matches the oracle.
 
-Smaller than the local test (CI time): 8 files, and one runner kill per target, between two
+Smaller than the local test (CI time): 8 files; over Connect one runner kill, between two
 statements of a batch (with --slow, two: the second at a random moment).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import random
 import re
@@ -19,11 +21,14 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
 from pyspark.sql import SparkSession
 
 from runner.processes import alive
+from runner.storage import RemotePath
 from runner_devtools.local_cluster import LocalCluster
-from tests.cluster.conftest import add_targets, runner
+from runner_devtools.object_store import LocalBucket
+from tests.cluster.conftest import add_targets, on_lake, read_from, runner
 from tests.conftest import Report
 from tests.spark.processes import StreamProcess, kill_repeatedly
 from tests.spark.test_crash_recovery import (
@@ -44,39 +49,124 @@ SERVER_GONE = re.compile(r"the Spark Connect server at \S+ does not answer \(")
 GONE_LINE_LIMIT = 60.0
 STOP_LIMIT = 60.0
 EXECUTOR_CLASS = "CoarseGrainedExecutorBackend"
+AFTER_FIRST_STATEMENT = re.compile(r"orders_merge batch \d+ batch\[0\] CREATE")
+OUTAGE_SECONDS = 10.0
+LEASE_SECONDS = 20  # renewed every 3 s: a 10 s outage leaves it time to renew
+STILL_LEASED = re.compile(r"is already running on checkpoint .* lease renewed until")
+LEASED_OR_MERGING = re.compile(f"{STILL_LEASED.pattern}|{AFTER_FIRST_STATEMENT.pattern}")
+AFTER_OUTAGE_SECONDS = 240.0  # S3A's retries, then a batch; or the stream's error line
+# a line of a Java stack trace: a frame, a cause, an exception's class name at the start
+JAVA_FRAME = re.compile(
+    r"^\s+at [\w.$]+\(|^Caused by: |^(org|java|com|software)\.[\w.$]+(Exception|Error)\b"
+)
 
 
-def test_sigkill_on_standalone_cluster(
+def test_sigkill_and_outage_on_s3_on_standalone_cluster(
     spark: SparkSession,
     example_project: Path,
     local_cluster: LocalCluster,
+    lake: LocalBucket,
     report: Report,
     kill_count: int,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    """Warehouse and checkpoints on s3a://: SIGKILLs of `runner stream` while a MERGE is in
+    flight, then the object store unreachable for OUTAGE_SECONDS mid-batch; the drain after
+    equals the oracle."""
+    # a killed run's lease on S3 holds its model for LEASE_SECONDS: short, yet longer than an
+    # outage plus a renewal (docs/deploy.md, "One run per model on object storage")
+    monkeypatch.setenv("RUNNER_LOCK_LEASE_SECONDS", str(LEASE_SECONDS))
+    monkeypatch.setenv("RUNNER_LOCK_HEARTBEAT_SECONDS", "3")
     add_targets(example_project, local_cluster, default="cluster")
+    on_lake(example_project, lake, "crash")
+    read_from(spark, lake)
     fast_triggers(example_project)
     files = generate_files(SEED, FILES)
-    producer = land_slowly(example_project / "target" / "landing" / "orders", files)
-    kills = kill_repeatedly(
-        example_project, "orders_merge+", "orders_merge", kill_count, random.Random(SEED)
-    )
-    producer.join()
+    producer = land_slowly(example_project / "target" / "landing" / "orders", files, pause=3.0)
     workers = {pid for name, pid in local_cluster.pids().items() if name.startswith("worker")}
     stop, executors = threading.Event(), {}
     watcher = threading.Thread(target=watch_executors, args=(workers, stop, executors))
     watcher.start()
     try:
+        kills = kill_during_merge(example_project, max(2, kill_count))
+        events = outage_mid_batch(example_project, lake)
+        producer.join()
         drain = runner(example_project, "run", "--select", "orders_merge+")
     finally:
         stop.set()
         watcher.join()
 
     assert f"(target cluster, {local_cluster.master_url})" in drain.stdout
-    # the batches ran on executors: JVMs the worker started, not the runner's own process
-    assert executors, "no executor process was started by the worker"
-    assert all("spark://CoarseGrainedScheduler@" in c for c in executors.values())
-    assert_tables_match_oracle(spark, example_project / "target" / "cluster" / "warehouse", files)
-    report(f"standalone cluster, {len(kills)} SIGKILL(s) of the runner (driver):", kills)
+    # the batches ran on executors: JVMs the workers started, in their own working directories
+    assert executors, "no executor process was started by the workers"
+    assert all("spark://CoarseGrainedScheduler@" in c for c, _ in executors.values())
+    for command, cwd in executors.values():
+        assert not cwd.startswith(str(example_project)), (cwd, command)
+    warehouse = RemotePath(lake.uri("crash", "cluster", "warehouse"))
+    assert_tables_match_oracle(spark, warehouse, files)  # type: ignore[arg-type]
+    report(f"standalone cluster, S3 warehouse, {len(kills)} SIGKILL(s) of the runner:", kills)
+    report(f"standalone cluster, S3 warehouse, one {OUTAGE_SECONDS:.0f} s store outage:", events)
+
+
+def kill_during_merge(project: Path, kills: int) -> list[str]:
+    """Start `runner stream` and SIGKILL it (runner and JVM) ``kills`` times, each right after
+    orders_merge finished the first statement of a batch: its MERGE is in flight."""
+    report = []
+    for cycle in range(kills):
+        stream = leased_stream(project)
+        hit = stream.wait_for(AFTER_FIRST_STATEMENT, 0, timeout=300)
+        assert hit is not None, "\n".join(stream.lines)
+        stream.kill()
+        assert stream.process.returncode == -signal.SIGKILL, "\n".join(stream.lines)
+        report.append(f"kill {cycle + 1}: MERGE in flight, right after: {stream.lines[hit]}")
+    return report
+
+
+def leased_stream(project: Path) -> StreamProcess:
+    """`runner stream --select orders_merge+`, started again while it says the killed run's
+    lease still holds the model (it expires within LEASE_SECONDS)."""
+    deadline = time.monotonic() + LEASE_SECONDS * 3
+    while True:
+        stream = StreamProcess(project, select="orders_merge+")
+        first = stream.wait_for(LEASED_OR_MERGING, 0, timeout=300)
+        if first is None or not STILL_LEASED.search(stream.lines[first]):
+            return stream
+        stream.process.wait(timeout=60)
+        assert time.monotonic() < deadline, "\n".join(stream.lines)
+        time.sleep(2)
+
+
+def outage_mid_batch(project: Path, lake: LocalBucket) -> list[str]:
+    """Start `runner stream`; when a batch has begun, make the store unreachable for
+    OUTAGE_SECONDS (connections refused and reset), then reachable again. The stream either
+    goes on (S3A retried) or stops with a clear line (no Java stack trace); then it is
+    stopped with SIGTERM if it still runs. Returns what happened, for the summary."""
+    stream = leased_stream(project)
+    hit = stream.wait_for(AFTER_FIRST_STATEMENT, 0, timeout=300)
+    assert hit is not None, "\n".join(stream.lines)
+    began = time.monotonic()
+    lake.outage(OUTAGE_SECONDS)
+    events = [
+        f"outage: store unreachable for {time.monotonic() - began:.0f} s from: {stream.lines[hit]}"
+    ]
+    after = len(stream.lines)
+    went_on = stream.wait_for(ANY_BATCH, after, timeout=AFTER_OUTAGE_SECONDS)
+    if stream.process.poll() is None:
+        assert went_on is not None, "\n".join(stream.lines)
+        events.append(f"  the stream went on: {stream.lines[went_on]}")
+        stream.process.send_signal(signal.SIGTERM)
+        assert stream.process.wait(timeout=STOP_LIMIT) == 0, "\n".join(stream.lines)
+    stream.join()
+    output = "\n".join(stream.lines)
+    print(output)
+    assert not any(JAVA_FRAME.match(line) for line in stream.lines), output
+    if stream.process.returncode != 0:
+        said = [line for line in stream.lines[after:] if line.startswith("error:")]
+        assert len(said) == 1, output
+        events.append(f"  the stream stopped (exit {stream.process.returncode}): {said[0]}")
+    else:
+        events.append(f"  SIGTERM: {stream.lines[-1]}")
+    return events
 
 
 def test_sigkill_over_connect_client_and_server(
@@ -168,9 +258,13 @@ def processes() -> dict[int, tuple[int, str]]:
     return found
 
 
-def watch_executors(workers: set[int], stop: threading.Event, seen: dict[int, str]) -> None:
-    """Record the executor JVMs the workers start while ``stop`` is not set."""
+def watch_executors(
+    workers: set[int], stop: threading.Event, seen: dict[int, tuple[str, str]]
+) -> None:
+    """Record the executor JVMs the workers start (command line, working directory) while
+    ``stop`` is not set."""
     while not stop.wait(0.5):
         for pid, (parent, command) in processes().items():
-            if parent in workers and EXECUTOR_CLASS in command:
-                seen[pid] = command
+            if parent in workers and EXECUTOR_CLASS in command and pid not in seen:
+                with contextlib.suppress(OSError):
+                    seen[pid] = (command, os.readlink(f"/proc/{pid}/cwd"))

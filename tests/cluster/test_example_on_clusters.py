@@ -1,11 +1,14 @@
-"""The example project, unchanged but for its target, over Spark Connect: the same two tables as
-on local[*] (tests/spark/test_orders_pipeline.py's expectation); Ctrl-C, history, seed and test
-over Connect. On the standalone cluster the example runs in
-tests/cluster/test_cluster_crashes.py, where its tables are compared with an oracle."""
+"""The example project, unchanged but for its target, over Spark Connect with warehouse and
+checkpoints on s3a:// (the local object store): the same two tables as on local[*]
+(tests/spark/test_orders_pipeline.py's expectation); Ctrl-C, history, seed and test over
+Connect. The Connect server runs in the cluster's directory, not the project's. On the
+standalone cluster the example runs on S3 in tests/cluster/test_cluster_crashes.py, where its
+tables are compared with an oracle."""
 
 from __future__ import annotations
 
 import json
+import os
 import re
 import signal
 from decimal import Decimal
@@ -13,8 +16,11 @@ from pathlib import Path
 
 from pyspark.sql import Row, SparkSession
 
+from runner.s3_client import s3_client
+from runner.storage import RemotePath
 from runner_devtools.local_cluster import LocalCluster
-from tests.cluster.conftest import add_targets, runner
+from runner_devtools.object_store import LocalBucket
+from tests.cluster.conftest import add_targets, on_lake, read_from, runner
 from tests.spark.processes import StreamProcess
 from tests.spark.test_crash_recovery import table_rows
 from tests.spark.test_orders_pipeline import EXPECTED_ORDERS, land_sample
@@ -27,7 +33,7 @@ EXPECTED_TOTALS = [
 ]
 
 
-def check_example_tables(spark: SparkSession, warehouse: Path) -> None:
+def check_example_tables(spark: SparkSession, warehouse: Path | RemotePath) -> None:
     orders = table_rows(spark, warehouse / "silver" / "orders", "order_id")
     assert [row[:5] for row in orders] == EXPECTED_ORDERS
     assert table_rows(spark, warehouse / "gold" / "customer_totals", "customer_id") == (
@@ -35,10 +41,15 @@ def check_example_tables(spark: SparkSession, warehouse: Path) -> None:
     )
 
 
-def test_example_over_spark_connect(
-    spark: SparkSession, example_project: Path, local_cluster: LocalCluster
+def test_example_on_s3_over_spark_connect(
+    spark: SparkSession, example_project: Path, local_cluster: LocalCluster, lake: LocalBucket
 ) -> None:
     add_targets(example_project, local_cluster, default="connect")
+    on_lake(example_project, lake, "example")
+    read_from(spark, lake)
+    server = local_cluster.pids()["connect"]
+    assert server is not None
+    assert not os.readlink(f"/proc/{server}/cwd").startswith(str(example_project))
     land_sample(example_project, SAMPLES)
 
     # Ctrl-C while `runner stream` runs: over Connect the batch runs on the server, and the
@@ -51,10 +62,12 @@ def test_example_over_spark_connect(
     stream.join()
     print("\n".join(stream.lines))
     assert stream.lines[-1] == "stopped cleanly."
-    warehouse = example_project / "target" / "connect" / "warehouse"
+    warehouse = RemotePath(lake.uri("example", "connect", "warehouse"))
     logged = sorted(r["batch_id"] for r in event_log(spark, warehouse, "orders_merge"))
-    commits = example_project / "target" / "connect" / "checkpoints" / "orders_merge" / "commits"
-    committed = sorted(int(p.name) for p in commits.iterdir() if p.name.isdigit())
+    commits = "example/connect/checkpoints/orders_merge/commits/"
+    listed = s3_client(lake.settings).list_objects_v2(Bucket=lake.name, Prefix=commits)
+    names = [item["Key"].removeprefix(commits) for item in listed.get("Contents", [])]
+    committed = sorted(int(name) for name in names if name.isdigit())
     assert logged == committed and 0 in logged  # no batch ran without being committed
 
     # `runner run` carries on from the checkpoint and drains the rest
@@ -83,6 +96,6 @@ def test_example_over_spark_connect(
     assert " 0 failed, 0 errors" in tested
 
 
-def event_log(spark: SparkSession, warehouse: Path, model: str) -> list[Row]:
+def event_log(spark: SparkSession, warehouse: Path | RemotePath, model: str) -> list[Row]:
     log = spark.read.format("delta").load(str(warehouse / "_runner" / "event_log"))
     return log.where(log.model == model).collect()

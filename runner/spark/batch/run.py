@@ -20,6 +20,7 @@ from runner.error_text import first_line_with_cause
 from runner.errors import ModelSqlError, RunnerError
 from runner.model_sql import compile_batch
 from runner.project import Project
+from runner.s3_files import reach_s3_without_jvm
 from runner.spark.batch.eventlog import record_batch
 from runner.spark.batch.expectations import apply_expectations
 from runner.spark.batch.facts import prepare_batch_facts
@@ -224,6 +225,7 @@ class BatchExecutor:
             self.idle.set()
 
     def _run(self, batch_df: DataFrame, batch_id: int) -> None:
+        reach_s3_without_jvm(self.project.target)  # over Connect this runs on the server
         report = run_batch(
             self.project,
             self.model,

@@ -18,6 +18,7 @@ from pyspark.sql import SparkSession
 from runner.error_text import first_line
 from runner.errors import ConfigError, SetupError
 from runner.processes import with_extra_jvm_options
+from runner.s3_files import target_s3_settings
 from runner.spark.session.connect_watch import ServerWatch, watch_client, watch_of
 from runner.spark.session.hadoop_files import attach_session_files
 from runner.spark.session.jars import (
@@ -166,7 +167,7 @@ def connect_session(target: TargetSpec, stop: threading.Event | None = None) -> 
     # Released while the interpreter still runs: a Connect session left to the garbage
     # collector at exit can hang in gRPC's channel close, after the command has finished.
     atexit.register(release_connect_session, spark)
-    attach_session_files(spark, remote=True)
+    attach_session_files(spark, remote=True, s3=target_s3_settings(target))
     conf = {k: DEFAULT_CONF[k] for k in CONNECT_SESSION_DEFAULTS} | target.revealed_conf()
     for key, value in conf.items():
         try:

@@ -3,8 +3,9 @@
 runs, with the session's Hadoop settings (endpoint, credentials) and the connector Spark and
 Delta write with.
 
-A Spark Connect session has no JVM in this process: there, such a location is refused with a
-message saying so (the client cannot list, read or delete files on the server's storage).
+A Spark Connect session has no JVM in this process: there, a location on S3 is reached with
+boto3 and the target's S3A settings (``runner/s3_files.py``); any other is refused with a
+message saying so.
 """
 
 from __future__ import annotations
@@ -14,14 +15,23 @@ from typing import Any
 from py4j.protocol import Py4JJavaError
 from pyspark.sql import SparkSession
 
+from runner.object_paths import S3Settings
 from runner.storage import refuse_remote_files, use_remote_files
 
 _NOT_FOUND = "java.io.FileNotFoundException"
 
 
-def attach_session_files(spark: SparkSession, *, remote: bool) -> None:
+def attach_session_files(
+    spark: SparkSession, *, remote: bool, s3: S3Settings | None = None
+) -> None:
     """Reach object storage through ``spark``'s JVM from now on (``remote``: a Spark Connect
-    session, which has none)."""
+    session, which has none: then through boto3 with ``s3``, the settings of a target whose
+    storage is on S3)."""
+    if remote and s3 is not None:
+        from runner.s3_files import S3Files
+
+        use_remote_files(S3Files(s3))
+        return
     if remote:
         refuse_remote_files(
             "on a Spark Connect target this process has no JVM to reach object storage "
