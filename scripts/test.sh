@@ -7,10 +7,6 @@
 # Extra arguments go to pytest (`-n 0`: one process; `--slow`: the thorough property tests).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-# The jar cache is keyed by the jars' coordinates and pyspark's version, so every clone can
-# share one, as they share pip's and Maven's: a fresh clone then starts no mvn (one run per set
-# of jars: 10 s of CPU, 20 s on a busy machine). RUNNER_JARS_DIR set by the caller wins.
-export RUNNER_JARS_DIR="${RUNNER_JARS_DIR:-$HOME/.cache/delta-stream-runner/jars}"
 bash scripts/bootstrap.sh s3  # the S3 tests: boto3 and the local object store (moto)
 echo "==> ruff check, ruff format --check, mypy"
 .venv/bin/ruff check runner runner_devtools tests bench scripts
