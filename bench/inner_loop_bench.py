@@ -123,7 +123,7 @@ class Results:
         lines = [
             "# The inner loop: commands through the local server or in a JVM of their own",
             "",
-            f"`.venv/bin/python bench/inner_loop_bench.py --runs {self.runs}`, {now}, "
+            f"`.venv/bin/python bench/inner_loop_bench.py {' '.join(sys.argv[1:])}`, {now}, "
             f"{os.cpu_count()} CPUs, load average during the runs "
             f"{min(self.loads, default=0):.1f}-{max(self.loads, default=0):.1f}. The example "
             "with its four sample files run and its seed loaded; each command a separate "
