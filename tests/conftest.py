@@ -115,6 +115,17 @@ def kill_count(request: pytest.FixtureRequest) -> int:
     return int(getattr(request.module, name))
 
 
+@pytest.fixture(autouse=True)
+def no_stream_left_running() -> Iterator[None]:
+    """A `runner stream` a test started and left running (it failed before stopping it) is
+    killed with its JVM when the test ends: nothing outlives its test (it once ran for 42
+    minutes, adopted by init, after a failed cluster test)."""
+    yield
+    from tests.spark.processes import StreamProcess
+
+    StreamProcess.kill_leftovers()
+
+
 @pytest.fixture
 def example_project(tmp_path: Path) -> Path:
     """A copy of the repository's example project (models, streams, macros, sample data)."""

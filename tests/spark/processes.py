@@ -17,7 +17,11 @@ RUNNER = str(Path(sys.executable).parent / "runner")
 
 
 class StreamProcess:
-    """`runner stream` in its own process group, its output read line by line."""
+    """`runner stream` in its own process group, its output read line by line. One a test
+    leaves running (it failed before stopping it) is killed when the test ends
+    (``kill_leftovers``, called by tests/conftest.py)."""
+
+    _started: list[StreamProcess] = []
 
     def __init__(
         self, project: Path, select: str = "orders_merge+", command: list[str] | None = None
@@ -36,6 +40,17 @@ class StreamProcess:
         )
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
+        StreamProcess._started.append(self)
+
+    @classmethod
+    def kill_leftovers(cls) -> list[int]:
+        """SIGKILL the process group of every stream started since the last call that still
+        runs; their PIDs."""
+        left = [stream for stream in cls._started if stream.process.poll() is None]
+        cls._started = []
+        for stream in left:
+            stream.kill()
+        return [stream.process.pid for stream in left]
 
     def _read(self) -> None:
         assert self.process.stdout is not None
