@@ -72,10 +72,13 @@ def test_a_model_that_names_its_target_directly_is_refused_at_its_line(
     assert "{{ this }}" in (raised.value.hint or "")
 
 
-def test_a_similar_name_is_not_the_target(example_project: Path) -> None:
+def test_a_similar_name_or_a_comment_is_not_the_target(example_project: Path) -> None:
     statements = [
         CompiledStatement("batch", 0, "SELECT * FROM silver.orders_archive", Path("m.sql"), 3),
         CompiledStatement("batch", 1, "SELECT * FROM bronze_silver.orders", Path("m.sql"), 4),
+        CompiledStatement("batch", 2, "-- fills silver.orders\nSELECT 1", Path("m.sql"), 5),
+        CompiledStatement("batch", 3, "SELECT 1 /* not\nsilver.orders */", Path("m.sql"), 6),
+        CompiledStatement("batch", 4, "SELECT 'silver.orders' AS t", Path("m.sql"), 8),
     ]
     model = load(example_project).models["orders_merge"]
     names_target_directly(statements, model, "silver.orders")
