@@ -22,6 +22,7 @@ from runner.project import Project
 from runner.specs.model import ModelSpec
 from runner.specs.target import split_table_name
 from runner.storage import Location
+from runner.templating.splitter import strip_comments
 
 SCHEMA_PREFIX = "runner_unit_"
 
@@ -66,12 +67,14 @@ def names_target_directly(
     (``real_table``): written out instead of ``{{ this }}``, a unit test would write it."""
     schema, name = split_table_name(real_table)
     part = r"`?{}`?"
+    # not inside a longer name, nor a string literal of exactly the name
     pattern = re.compile(
-        rf"(?<![\w.`]){part.format(re.escape(schema))}\.{part.format(re.escape(name))}(?![\w`])",
+        rf"(?<![\w.`'\"]){part.format(re.escape(schema))}\.{part.format(re.escape(name))}"
+        rf"(?![\w`'\"])",
         re.IGNORECASE,
     )
     for statement in statements:
-        code = _without_comments(statement.sql)
+        code = strip_comments(statement.sql)
         for offset, text in enumerate(code.splitlines(), start=1):
             if pattern.search(text):
                 raise ConfigError(
@@ -81,18 +84,3 @@ def names_target_directly(
                     line=statement.source_line_at(offset),
                     hint=f"write {{{{ this }}}} where the model means its target ({real_table})",
                 )
-
-
-_COMMENT = re.compile(r"'(?:[^'\\]|\\.)*'|--[^\n]*|/\*.*?\*/", re.DOTALL)
-
-
-def _without_comments(sql: str) -> str:
-    """``sql`` with its comments and string literals blanked, line for line: either may name
-    the target without reading or writing it."""
-
-    def blank(match: re.Match[str]) -> str:
-        text = match.group(0)
-        lines = "\n" * text.count("\n")
-        return f"'{lines}'" if text.startswith("'") else lines
-
-    return _COMMENT.sub(blank, sql)

@@ -64,7 +64,8 @@ def split_statements(sql: str) -> list[SqlStatement]:
 
 
 def strip_comments(sql: str) -> str:
-    """``sql`` without its comments (quotes respected); used to classify statements."""
+    """``sql`` without its comments (quotes respected), line for line (a block comment leaves
+    its line breaks); used to classify statements and to search their code."""
     out: list[str] = []
     i = 0
     while found := _SPECIAL.search(sql, i):
@@ -76,8 +77,8 @@ def strip_comments(sql: str) -> str:
                 return "".join(out)
         elif token == "/*":
             out.append(sql[i:at])
-            out.append(" ")
             close = sql.find("*/", at + 2)
+            out.append(" " + "\n" * sql.count("\n", at, close if close >= 0 else len(sql)))
             if close < 0:
                 return "".join(out)
             i = close + 2
