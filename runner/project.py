@@ -12,8 +12,6 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from runner.ddl import column_names
 from runner.errors import ConfigError, RunnerError, TemplateError
 from runner.project_settings import load_lint_settings, load_target
@@ -181,19 +179,6 @@ def load(
         _check_refs(project)
     _check_target_writers(project)
     return project
-
-
-def parse_vars(text: str | None) -> dict[str, Any]:
-    """``--vars '{key: value}'`` (YAML or JSON) -> dict."""
-    if not text:
-        return {}
-    try:
-        value = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"--vars is not valid YAML: {exc}") from exc
-    if not isinstance(value, dict):
-        raise ConfigError("--vars must be a mapping, for example --vars '{day: 2024-01-01}'")
-    return value
 
 
 # -- models --------------------------------------------------------------------------------

@@ -35,6 +35,11 @@ if "RUNNER_TEMPLATE_CACHE" not in os.environ:
     os.environ["RUNNER_TEMPLATE_CACHE"] = _TEMPLATE_CACHE
     atexit.register(shutil.rmtree, _TEMPLATE_CACHE, ignore_errors=True)
 
+# `runner lint`'s result cache (runner/lint/result_cache.py) is off for the suite: a test that
+# changes a rule in-process (monkeypatch) must not be answered with an earlier run's findings.
+# tests/unit/test_lint_cache.py turns it on.
+os.environ["RUNNER_LINT_CACHE"] = ""
+
 ORDERS_SCHEMA = (
     "order_id STRING, customer_id STRING, status STRING, amount DECIMAL(10,2), "
     "updated_at TIMESTAMP, op STRING"

@@ -84,7 +84,8 @@ def backfill(
     """
     from runner.backfill import BackfillPaths, backfill_model, shadow_name
     from runner.checkpoint_lock import CheckpointLocks
-    from runner.project import load, parse_vars
+    from runner.cli.options import parse_vars
+    from runner.project import load
 
     check_text_or_json(output_format)
     as_json = output_format == "json"

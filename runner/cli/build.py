@@ -51,11 +51,12 @@ def build(
 
     from runner.build_plan import BuildState, build_steps
     from runner.checkpoint_lock import CheckpointLocks
+    from runner.cli.options import parse_vars
     from runner.cli.progress import console
     from runner.cli.run_record import RunRecord
     from runner.cli.stream import RunChoices, check_before_spark
     from runner.listing import list_resources
-    from runner.project import load, parse_vars
+    from runner.project import load
     from runner.selection import dependency_graph
     from runner.specs.suite import TestSuite
     from runner.suite_selection import load_suite

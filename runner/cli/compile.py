@@ -38,8 +38,9 @@ def compile_models(
     Example: runner compile --select orders_merge --batch-id 1
     """
     from runner.artifacts import project_path, write_compiled
+    from runner.cli.options import parse_vars
     from runner.cli.progress import console
-    from runner.project import load, parse_vars
+    from runner.project import load
     from runner.selection import select_models
 
     with reported_errors(debug):

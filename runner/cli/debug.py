@@ -26,8 +26,9 @@ def debug(
     from rich.text import Text
 
     from runner.cli.debug_checks import run_checks
+    from runner.cli.options import parse_vars
     from runner.cli.progress import console
-    from runner.project import load, parse_vars
+    from runner.project import load
 
     with reported_errors(debug):
         project = load(project_dir, target, parse_vars(vars))

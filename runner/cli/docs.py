@@ -51,9 +51,10 @@ def generate(
     Example: runner docs generate && xdg-open target/docs/index.html
     """
     from runner.artifacts import project_path
+    from runner.cli.options import parse_vars
     from runner.cli.progress import console
     from runner.docs_site import generate_docs
-    from runner.project import load, parse_vars
+    from runner.project import load
 
     with reported_errors(debug):
         project = load(project_dir, target, parse_vars(vars))

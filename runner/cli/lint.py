@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import sys
+import time
+from dataclasses import replace
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -12,6 +14,9 @@ from runner.choices import is_one_of
 from runner.cli.errors import EXIT_CONFIG, reported_errors
 from runner.cli.options import Debug, Exclude, ProjectDir, Select, State, Target, Vars
 from runner.lint.formats import FORMATS
+
+if TYPE_CHECKING:
+    from runner.lint.findings import LintResult
 
 
 def lint(
@@ -44,6 +49,15 @@ def lint(
             "type errors). Example: runner lint --analyze",
         ),
     ] = False,
+    no_cache: Annotated[
+        bool,
+        typer.Option(
+            "--no-cache",
+            help="Render, parse and check every model even when nothing changed since the last "
+            "lint (the lint cache otherwise answers for an unchanged project; "
+            "RUNNER_LINT_CACHE moves it, set empty turns it off). Example: runner lint --no-cache",
+        ),
+    ] = False,
     project_dir: ProjectDir = Path("."),
     target: Target = None,
     vars: Vars = None,
@@ -58,9 +72,9 @@ def lint(
 
     Example: runner lint --format github
     """
-    from runner.lint import lint_project
+    from runner.cli.options import parse_vars
     from runner.lint.report import format_result
-    from runner.project import parse_vars
+    from runner.lint.result_cache import cached_result, result_key, store_result
 
     if not is_one_of(output_format, FORMATS):
         typer.echo(
@@ -68,22 +82,45 @@ def lint(
             err=True,
         )
         raise typer.Exit(EXIT_CONFIG)
+    started = time.perf_counter()
     with reported_errors(debug):
-        analyzer = None
-        if analyze:
-            # Imported only here: plain `runner lint` never imports pyspark.
-            from runner.spark.analyze import analyze_project
-
-            analyzer = analyze_project
-        result = lint_project(
-            project_dir,
-            target,
-            parse_vars(vars),
-            select,
-            analyzer=analyzer,
-            exclude=exclude,
-            state=state,
-        )
+        cli_vars = parse_vars(vars)
+        # --analyze asks a JVM and --state reads a manifest: neither is in the cache's key
+        key = None
+        if not (analyze or state or no_cache):
+            key = result_key(
+                project_dir, target=target, cli_vars=cli_vars, select=select, exclude=exclude
+            )
+        result = cached_result(project_dir, key) if key else None
+        if result is not None:
+            result = replace(result, seconds=time.perf_counter() - started)
+        else:
+            result = _lint(project_dir, target, cli_vars, select, exclude, state, analyze)
+            if key:
+                store_result(project_dir, key, result)
     # plain write, not rich: annotations and JSON must reach stdout byte for byte
     sys.stdout.write(format_result(result, output_format))
     raise typer.Exit(result.exit_code(strict))
+
+
+def _lint(
+    project_dir: Path,
+    target: str | None,
+    cli_vars: dict[str, Any],
+    select: list[str] | None,
+    exclude: list[str] | None,
+    state: Path | None,
+    analyze: bool,
+) -> LintResult:
+    """The findings computed: rules, and Spark's analyzer with ``analyze``."""
+    from runner.lint import lint_project
+
+    analyzer = None
+    if analyze:
+        # Imported only here: plain `runner lint` never imports pyspark.
+        from runner.spark.analyze import analyze_project
+
+        analyzer = analyze_project
+    return lint_project(
+        project_dir, target, cli_vars, select, analyzer=analyzer, exclude=exclude, state=state
+    )

@@ -58,9 +58,10 @@ def ls(
 
     Example: runner ls -s state:modified+ --state ../main/target/compiled --output path
     """
+    from runner.cli.options import parse_vars
     from runner.errors import ConfigError
     from runner.listing import RESOURCE_TYPES, list_resources
-    from runner.project import load, parse_vars
+    from runner.project import load
 
     with reported_errors(debug):
         if output not in OUTPUTS:

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
 from runner.cli.errors import EXIT_CONFIG
+from runner.errors import ConfigError
 
 ProjectDir = Annotated[
     Path,
@@ -112,3 +113,18 @@ def check_text_or_json(output_format: str) -> None:
             err=True,
         )
         raise typer.Exit(EXIT_CONFIG)
+
+
+def parse_vars(text: str | None) -> dict[str, Any]:
+    """``--vars '{key: value}'`` (YAML or JSON) -> dict."""
+    if not text:
+        return {}
+    import yaml  # here: the command line's start-up never imports it (tests/unit/test_cli.py)
+
+    try:
+        value = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"--vars is not valid YAML: {exc}") from exc
+    if not isinstance(value, dict):
+        raise ConfigError("--vars must be a mapping, for example --vars '{day: 2024-01-01}'")
+    return value

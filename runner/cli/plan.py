@@ -44,9 +44,10 @@ def plan(
 
     Example: runner plan --select orders_merge+ --format json
     """
+    from runner.cli.options import parse_vars
     from runner.plan import plan_models
     from runner.plan_report import exit_code, plan_json, print_plan
-    from runner.project import load, parse_vars
+    from runner.project import load
     from runner.selection import select_models
 
     check_text_or_json(output_format)

@@ -39,8 +39,9 @@ def seed(
     """
     from rich.text import Text
 
+    from runner.cli.options import parse_vars
     from runner.cli.progress import console
-    from runner.project import load, parse_vars
+    from runner.project import load
     from runner.selection import select_names
     from runner.specs.seeds import load_seeds, read_seed
 

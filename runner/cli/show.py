@@ -28,8 +28,9 @@ def show(
     """
     from rich.table import Table
 
+    from runner.cli.options import parse_vars
     from runner.cli.progress import console
-    from runner.project import load, parse_vars
+    from runner.project import load
 
     with reported_errors(debug):
         from runner.spark.delta.targets import delta_table_exists, ensure_target

@@ -165,9 +165,10 @@ def _run(
     junit_xml: Path | None = None,
 ) -> None:
     from runner.checkpoint_lock import CheckpointLocks
+    from runner.cli.options import parse_vars
     from runner.cli.progress import console
     from runner.errors import ConfigError
-    from runner.project import load, parse_vars
+    from runner.project import load
     from runner.selection import select_models
 
     with reported_errors(debug):

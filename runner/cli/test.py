@@ -56,9 +56,10 @@ def run_tests(
 
     Example: runner test --select orders_merge --junit-xml target/junit.xml
     """
+    from runner.cli.options import parse_vars
     from runner.cli.progress import console
     from runner.model_tests.results import summary_line, write_junit_xml
-    from runner.project import load, parse_vars
+    from runner.project import load
     from runner.suite_selection import load_suite, select_tests
 
     now = datetime.now(UTC).replace(tzinfo=None)

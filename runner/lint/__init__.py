@@ -10,16 +10,17 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from runner.lint.base import ERROR, WARNING, Rule, Violation
-    from runner.lint.engine import LintResult, lint_loaded, lint_project
+    from runner.lint.base import Rule
+    from runner.lint.engine import lint_loaded, lint_project
+    from runner.lint.findings import ERROR, WARNING, LintResult, Violation
     from runner.lint.rules import all_rules
 
 _HOMES = {
-    "ERROR": "runner.lint.base",
-    "WARNING": "runner.lint.base",
+    "ERROR": "runner.lint.findings",
+    "WARNING": "runner.lint.findings",
     "Rule": "runner.lint.base",
-    "Violation": "runner.lint.base",
-    "LintResult": "runner.lint.engine",
+    "Violation": "runner.lint.findings",
+    "LintResult": "runner.lint.findings",
     "lint_loaded": "runner.lint.engine",
     "lint_project": "runner.lint.engine",
     "all_rules": "runner.lint.rules",

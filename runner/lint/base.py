@@ -9,27 +9,11 @@ rule sees), which knows nothing of rules.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import ClassVar
 
 from runner.lint.context import Location, ModelContext
+from runner.lint.findings import ERROR, Violation
 from runner.project import Project
-
-ERROR = "error"
-WARNING = "warning"
-
-
-@dataclass(frozen=True, order=True)
-class Violation:
-    """One finding, located in the source model (1-based line and column)."""
-
-    path: str  # project-relative path of the model file
-    line: int
-    col: int
-    code: str
-    message: str
-    severity: str = ERROR
-    rule: str = ""
 
 
 class RuleInfo:

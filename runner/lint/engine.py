@@ -9,7 +9,7 @@ import re
 import time
 from collections.abc import Mapping
 from contextlib import AbstractContextManager
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -19,8 +19,9 @@ from sqlglot.errors import ParseError, TokenError
 from runner.error_text import first_line
 from runner.errors import ConfigError, RunnerError
 from runner.lint.analyze import Analyzer, analysis_violations, plan_analysis
-from runner.lint.base import ERROR, WARNING, Rule, Violation
+from runner.lint.base import ERROR, Rule, Violation
 from runner.lint.context import ModelContext, ParsedStatement
+from runner.lint.findings import LintResult
 from runner.lint.jinja_scan import scan_template
 from runner.lint.rules import all_rules, analysis_rules
 from runner.lint.two_processes import in_two_processes
@@ -41,29 +42,6 @@ ParseCache = dict[str, tuple[Any, tuple[Any, ...], ParseError | TokenError | Non
 INTERNAL_CODE = "DL000"  # a rule or the renderer failed unexpectedly on one model
 
 _NOQA = re.compile(r"--\s*noqa\b(?::\s*(?P<codes>[A-Za-z0-9_,\s]+))?", re.IGNORECASE)
-
-
-@dataclass(frozen=True)
-class LintResult:
-    """Findings of one lint run, sorted by file, line, column and code."""
-
-    root: Path
-    violations: tuple[Violation, ...]
-    models: int
-    statements: int
-    seconds: float
-
-    @property
-    def errors(self) -> list[Violation]:
-        return [v for v in self.violations if v.severity == ERROR]
-
-    @property
-    def warnings(self) -> list[Violation]:
-        return [v for v in self.violations if v.severity == WARNING]
-
-    def exit_code(self, strict: bool = False) -> int:
-        """1 when there are errors (or, with ``strict``, warnings), else 0."""
-        return 1 if self.errors or (strict and self.warnings) else 0
 
 
 def lint_project(

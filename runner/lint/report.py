@@ -6,8 +6,7 @@ import json
 import os
 from pathlib import Path
 
-from runner.lint.base import ERROR, Violation
-from runner.lint.engine import LintResult
+from runner.lint.findings import ERROR, LintResult, Violation
 from runner.lint.formats import OutputFormat
 
 
@@ -42,13 +41,13 @@ def format_text(result: LintResult, cwd: Path | None = None) -> str:
         for v in result.violations
     ]
     errors, warnings = len(result.errors), len(result.warnings)
+    took = f"{result.seconds:.2f}s" + (", unchanged: from the lint cache" if result.cached else "")
     if result.violations:
         lines.append(
-            f"{errors} error(s), {warnings} warning(s) in {result.models} model(s) "
-            f"({result.seconds:.2f}s)"
+            f"{errors} error(s), {warnings} warning(s) in {result.models} model(s) ({took})"
         )
     else:
-        lines.append(f"{result.models} model(s) clean ({result.seconds:.2f}s)")
+        lines.append(f"{result.models} model(s) clean ({took})")
     return "\n".join(lines) + "\n"
 
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from runner.lint.base import ERROR, RuleInfo
 from runner.lint.docs import rule_anchor
-from runner.lint.engine import LintResult
+from runner.lint.findings import LintResult
 from runner.lint.rules import all_rules, analysis_rules
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-from runner.specs.model import ModelSpec
 from runner.yaml_loader import load_yaml
+
+if TYPE_CHECKING:
+    from runner.specs.model import ModelSpec
 
 PROJECT_FILE = "project.yml"
 DEFAULT_PATHS = {

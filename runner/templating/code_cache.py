@@ -24,6 +24,8 @@ from typing import Any
 import jinja2
 from jinja2.bccache import Bucket
 
+from runner.user_cache import user_cache_dir
+
 CACHE_ENV = "RUNNER_TEMPLATE_CACHE"
 _FORMAT = "1"  # change when the way templates are registered or compiled changes
 MAX_AGE_SECONDS = 7 * 24 * 3600  # entries written longer ago are removed (compiled again if used)
@@ -62,11 +64,7 @@ class TemplateCodeCache(jinja2.FileSystemBytecodeCache):
 
 def cache_dir() -> Path | None:
     """Where compiled templates are kept; None when ``RUNNER_TEMPLATE_CACHE`` is set empty."""
-    chosen = os.environ.get(CACHE_ENV)
-    if chosen is not None:
-        return Path(chosen) if chosen else None
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base) / "delta-stream-runner" / "templates"
+    return user_cache_dir(CACHE_ENV, "templates")
 
 
 def template_code_cache(options: Mapping[str, Any]) -> TemplateCodeCache | None:

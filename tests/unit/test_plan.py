@@ -32,7 +32,7 @@ cli = CliRunner()
 
 def record_runs(root: Path, *models: str, vars_text: str | None = None) -> None:
     """What the Spark half writes when ``models`` (default: all) start."""
-    from runner.project import parse_vars
+    from runner.cli.options import parse_vars
 
     project = load(root, None, parse_vars(vars_text))
     for name in models or tuple(project.models):

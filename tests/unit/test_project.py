@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from runner.cli.options import parse_vars
 from runner.errors import ConfigError
-from runner.project import load, parse_vars
+from runner.project import load
 
 MODEL = "{{ config(stream='orders', target='silver.orders') }}\nSELECT 1;"
 

@@ -7,7 +7,8 @@ any rule.
 
 from __future__ import annotations
 
-from runner.lint.base import ERROR, WARNING, RuleInfo
+from runner.lint.base import ERROR, RuleInfo
+from runner.lint.findings import WARNING
 
 
 class SparkAnalysisError(RuleInfo):

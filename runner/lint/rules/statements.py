@@ -10,9 +10,10 @@ from sqlglot import exp
 from sqlglot.errors import ParseError
 
 from runner.error_text import first_line
-from runner.lint.base import ERROR, WARNING, Rule, Violation
+from runner.lint.base import ERROR, Rule, Violation
 from runner.lint.context import ModelContext, ParsedStatement
 from runner.lint.expressions import final_selects, run_together_at, statement_results, table_key
+from runner.lint.findings import WARNING
 
 
 class SqlSyntaxError(Rule):
