@@ -269,8 +269,8 @@ def load_verdicts() -> dict[str, Verdict]:
 
 
 def compare(projects: list[CorpusProject], verdicts: dict[str, Verdict]) -> list[Outcome]:
-    """Each corpus model's Spark verdict next to the no-JVM lint's errors in it. Models whose
-    base Spark rejects, or that Spark could not analyze, are left out."""
+    """Each corpus model's Spark verdict next to the no-JVM lint's errors in it. The mutants
+    of a base Spark rejects, and models Spark could not analyze, are left out."""
     rejecting = spark_rejecting_codes()
     outcomes = []
     for corpus in projects:
@@ -285,7 +285,9 @@ def compare(projects: list[CorpusProject], verdicts: dict[str, Verdict]) -> list
         }
         for mutant in corpus.mutants:
             verdict = verdicts[key(mutant)]
-            if mutant.base in bad_bases or verdict.status == SKIPPED:
+            # a base Spark rejects is compared like any statement; its mutants, which
+            # inherit its defect, are not
+            if (mutant.base in bad_bases and mutant.kind != "valid") or verdict.status == SKIPPED:
                 continue
             mine = [v for v in findings.get(mutant.name, []) if v.severity == ERROR]
             warned = tuple(v for v in findings.get(mutant.name, []) if v.severity != ERROR)
@@ -373,9 +375,9 @@ recorded: {recorded} of {recorded + unrecorded}.
 - Spark rejects {len(rejected)}: the no-JVM lint reports {caught} of them, {at_line} at Spark's
   line.
 - Spark accepts {len(accepted)}: the no-JVM lint reports an error in {len(false_alarms)}.
-- Left out: {excluded} models whose base Spark rejects or could not analyze (a stream without
-  a static schema, a table the project does not declare), and {unrecorded} models whose Spark
-  verdict is not recorded yet.
+- Left out: {excluded} models that are mutants of a base Spark rejects (the base itself is
+  compared) or that Spark could not analyze (a stream without a static schema, a table the
+  project does not declare), and {unrecorded} models whose Spark verdict is not recorded yet.
 - Streaming rules' errors on statements Spark accepts: {_counts(streaming)}.
 - Warnings on statements Spark accepts: {_counts(warnings)}.
 

@@ -7,6 +7,7 @@ What the linter knows of a relation's columns: runner.lint.relations.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Mapping
 from difflib import get_close_matches
 
@@ -45,10 +46,14 @@ class UnknownColumn(Rule):
     into the model's target: `ON`, `WHEN` conditions, `UPDATE SET`, `INSERT (...) VALUES (...)`,
     and in `UPDATE ... SET ... WHERE` and `DELETE ... WHERE` of a known table, in the column list
     of `INSERT INTO t (a, b)`, and in a subquery (where the outer query's columns count too).
-    The columns come from the batch view (the stream's declared schema, `_rescued_data` of file
-    streams, `_change_type`, `_commit_version`, `_commit_timestamp` of a Change Data Feed), the
-    temporary views created earlier in the model (their projection, macros' included), the
-    model's own target (what its set-up creates it with), the other models' targets (read with
+    `UPDATE SET *` and `INSERT *` in such a MERGE set every column of the target from the
+    source's column of that name: a target column the source lacks is reported at the `*`
+    (Delta's `DELTA_MERGE_UNRESOLVED_EXPRESSION`; without schema evolution, a source column the
+    target lacks is ignored). The columns come from the batch view (the stream's declared
+    schema, `_rescued_data` of file streams, `_change_type`, `_commit_version`,
+    `_commit_timestamp` of a Change Data Feed), the temporary views created earlier in the model
+    (their projection, macros' included), the model's own target (what its set-up creates it
+    with), the other models' targets (read with
     `ref()`: their `columns=`, or their stream's) and the seeds' tables. A relation whose
     columns are not known statically (a table the project does not declare, a stream without a
     schema, a target that gains columns at run time through `schema_drift`,
@@ -84,6 +89,18 @@ class UnknownColumn(Rule):
         if node is None or isinstance(node, exp.Command):
             return []
         found = []
+        if isinstance(node, exp.Merge):
+            # a `*` has no position of its own: the n-th clause of its kind in the SQL text
+            seen: dict[str, int] = {}
+            for clause, message in _star_actions_unresolved(node, scoped_ctes(node, relations)):
+                offsets = [m.start() for m in _STAR_CLAUSES[clause].finditer(parsed.sql)]
+                nth = seen[clause] = seen.get(clause, -1) + 1
+                at = (
+                    context.locate_offset(parsed, offsets[nth], clause.split()[0])
+                    if nth < len(offsets)
+                    else context.locate_node(parsed, node)
+                )
+                found.append(self.violation(context, at, message))
         for column, candidates, where in _unresolved(parsed, relations):
             close = get_close_matches(column.name.lower(), candidates, n=3, cutoff=0.6)
             hint = f"; did you mean {', '.join(close)}?" if close else ""
@@ -195,17 +212,10 @@ def _select_unresolved(
 
 
 def _merge_unresolved(merge: exp.Merge, relations: Relations, own: list[exp.Column]) -> Unresolved:
-    target = merge.this
-    using = merge.args.get("using")
-    if not isinstance(target, exp.Table) or using is None:
+    found = _merge_columns(merge, relations)
+    if found is None:
         return
-    target_columns = relations.get(table_key(target))
-    if isinstance(using, exp.Subquery):
-        source_columns = projection(using.this, relations)
-    elif isinstance(using, exp.Table):
-        source_columns = relations.get(table_key(using))
-    else:
-        return
+    target, target_columns, using, source_columns = found
     if target_columns is None or source_columns is None:
         return
     sources = {
@@ -227,6 +237,66 @@ def _merge_unresolved(merge: exp.Merge, relations: Relations, own: list[exp.Colu
                 yield column, columns, _where_text({qualifier: sources[qualifier]})
         elif not qualifier and name not in every and name not in _BARE_FUNCTIONS:
             yield column, every, _where_text(sources)
+
+
+def _merge_columns(
+    merge: exp.Merge, relations: Relations
+) -> tuple[exp.Table, Columns, exp.Expr, Columns] | None:
+    """A MERGE's target and source with their columns (either None when not known)."""
+    target, using = merge.this, merge.args.get("using")
+    if not isinstance(target, exp.Table) or using is None:
+        return None
+    if isinstance(using, exp.Subquery):
+        source_columns = projection(using.this, relations)
+    elif isinstance(using, exp.Table):
+        source_columns = relations.get(table_key(using))
+    else:
+        return None
+    return target, relations.get(table_key(target)), using, source_columns
+
+
+def _star_actions_unresolved(merge: exp.Merge, relations: Relations) -> Iterator[tuple[str, str]]:
+    """Each ``UPDATE SET *`` and ``INSERT *`` of a MERGE whose source lacks a target column, in
+    the MERGE's order: the clause (a key of ``_STAR_CLAUSES``) and what Delta says of it."""
+    found = _merge_columns(merge, relations)
+    if found is None:
+        return
+    target, target_columns, using, source_columns = found
+    if target_columns is None or source_columns is None:
+        return
+    whens = merge.args.get("whens")
+    for when in whens.expressions if whens else []:
+        action = when.args.get("then")
+        if isinstance(action, exp.Update) and len(action.expressions) == 1:
+            star, clause = action.expressions[0], "UPDATE SET *"
+        elif isinstance(action, exp.Insert):
+            star, clause = action.this, "INSERT *"
+        else:
+            continue
+        if not isinstance(star, exp.Star):
+            continue
+        present = {c.lower() for c in source_columns}
+        missing = [c for c in target_columns if c.lower() not in present]
+        if missing:
+            source = using.alias_or_name or "the source"
+            has = ", ".join(source_columns) or "no columns"
+            message = (
+                f"[DELTA_MERGE_UNRESOLVED_EXPRESSION] {clause} sets every column of the target "
+                f"{table_key(target)} from {source}, which lacks {', '.join(missing)} (it has "
+                f"{has}): add the missing columns to the source, or name the columns to set "
+                f"({_SPELLED_OUT[clause]})"
+            )
+            yield clause, message
+
+
+_STAR_CLAUSES = {
+    "UPDATE SET *": re.compile(r"\bUPDATE\s+SET\s+\*", re.IGNORECASE),
+    "INSERT *": re.compile(r"\bINSERT\s+\*", re.IGNORECASE),
+}
+_SPELLED_OUT = {
+    "UPDATE SET *": "UPDATE SET t.c = s.c, ...",
+    "INSERT *": "INSERT (c, ...) VALUES (s.c, ...)",
+}
 
 
 def _names_target_column(column: exp.Column) -> bool:
