@@ -14,7 +14,8 @@ What decides the findings, and so the key of a result:
   Jinja and PyYAML (by size and modification time, so an upgrade or an edit counts), and
   Python's version.
 
-One entry per project directory, replaced by each computed run. Set ``RUNNER_LINT_CACHE`` to
+One entry per project directory, replaced by each computed run; entries of projects not linted
+for a week are removed. Set ``RUNNER_LINT_CACHE`` to
 move the directory, or empty to turn the cache off (``runner lint --no-cache`` for one run).
 A cache that cannot be read or written is no error: the findings are then computed.
 Imports neither sqlglot nor the rules, so a run that hits the cache loads neither.
@@ -28,6 +29,7 @@ import json
 import os
 import re
 import sys
+import time
 from collections.abc import Iterator, Mapping
 from dataclasses import asdict
 from importlib.util import find_spec
@@ -42,6 +44,7 @@ from runner.user_cache import user_cache_dir
 
 CACHE_ENV = "RUNNER_LINT_CACHE"
 _FORMAT = "1"  # change when the entry's layout or what the key covers changes
+MAX_AGE_SECONDS = 7 * 24 * 3600  # entries not rewritten for longer are removed
 _HASHED_UP_TO = 1 << 20  # larger files (a seed's CSV) count by size and modification time
 _LIBRARIES = ("sqlglot", "jinja2", "yaml")
 _ENV_VAR_CALL = re.compile(
@@ -100,6 +103,7 @@ def cached_result(root: Path, key: str) -> LintResult | None:
         stored = json.loads(entry.read_text(encoding="utf-8"))
         if stored.get("key") != key:
             return None
+        os.utime(entry)  # in use: kept by the clean-up of old entries
         return LintResult(
             root=root.resolve(),
             violations=tuple(Violation(**v) for v in stored["violations"]),
@@ -126,9 +130,20 @@ def store_result(root: Path, key: str, result: LintResult) -> None:
     }
     with contextlib.suppress(OSError):
         entry.parent.mkdir(parents=True, exist_ok=True)
+        _remove_old_entries(entry.parent)
         partial = entry.with_name(f"{entry.name}.{os.getpid()}.tmp")
         partial.write_text(json.dumps(stored), encoding="utf-8")
         partial.replace(entry)  # whole or absent: a concurrent run never reads half an entry
+
+
+def _remove_old_entries(directory: Path) -> None:
+    """Entries of projects not linted for MAX_AGE_SECONDS (a CI run's temporary clone, a
+    deleted project): removed, so the cache does not grow without end."""
+    oldest = time.time() - MAX_AGE_SECONDS
+    for old in directory.glob("*.json"):
+        with contextlib.suppress(OSError):
+            if old.stat().st_mtime < oldest:
+                old.unlink()
 
 
 def _entry(root: Path) -> Path | None:

@@ -9,6 +9,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -16,7 +17,7 @@ import pytest
 from typer.testing import CliRunner
 
 from runner.cli.app import app
-from runner.lint.result_cache import CACHE_ENV, result_key
+from runner.lint.result_cache import CACHE_ENV, MAX_AGE_SECONDS, result_key
 from tests.unit.test_lint import DEDUPED, raw_merge
 
 runner = CliRunner()
@@ -185,3 +186,17 @@ def test_a_run_answered_from_the_cache_imports_no_parser_or_template_engine(
     computed, cached = (run.stdout.splitlines() for run in runs)
     assert computed[-2:] == ["exit 1", "['jinja2', 'sqlglot']"], runs[0].stderr
     assert CACHED in cached[-3] and cached[-2:] == ["exit 1", "[]"], runs[1].stderr
+
+
+def test_entries_of_projects_not_linted_for_a_week_are_removed(
+    cache: Path, project_factory: Callable[..., Path]
+) -> None:
+    cache.mkdir()
+    stale, recent = cache / "0123456789abcdef01234567.json", cache / "76543210fedcba9876543210.json"
+    for entry in (stale, recent):
+        entry.write_text("{}")
+    week_ago = time.time() - MAX_AGE_SECONDS - 60
+    os.utime(stale, (week_ago, week_ago))
+    lint(project_factory({"ok": DEDUPED}))
+    assert not stale.exists() and recent.exists()
+    assert len(list(cache.glob("*.json"))) == 2  # the recent one and this run's
