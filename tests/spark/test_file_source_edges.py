@@ -1,5 +1,5 @@
 """The file source at the edges of its input (issue 27): line separators inside JSON strings,
-byte-order marks, bytes that are not UTF-8, field names differing in case, values a type would
+byte-order marks (at a file's start and inside it), bytes that are not UTF-8, field names differing in case, values a type would
 round, numeric strings, duplicate keys, a CSV header missing a declared column, CRLF, gzip, a
 declared encoding, and a file read in several splits. Every input line is checked against an
 oracle written here: in the target with its values (and ``_rescued_data``), or in the
@@ -78,6 +78,9 @@ JSON_LINES: list[tuple[str, bytes, tuple | None]] = [
     ("b.json", b'{"order_id":"b1","amount":1,"qty":1}', good("b1", "1", 1)),
     ("b.json", b'{"order_id":"b2","amount":2,"qty":2,"note":"caf\xe9"}', bad("invalid UTF-8")),
     ("b.json", b'{"order_id":"b3","amount":3,"qty":3}', good("b3", "3", 3)),
+    # files concatenated: the second one's byte-order mark starts a line inside this file
+    ("b.json", BOM + b'{"order_id":"b4","amount":4,"qty":4}', good("b4", "4", 4)),
+    ("b.json", BOM + b'{"order_id":"b5","amount":', bad("invalid JSON")),
     ("c.json.gz", b'{"order_id":"c1","amount":1,"qty":1}', good("c1", "1", 1)),
     ("c.json.gz", b'{"order_id":"c2","amount":', bad("invalid JSON")),
     ("c.json.gz", b'{"order_id":"c3","amount":3,"qty":3}', good("c3", "3", 3)),
