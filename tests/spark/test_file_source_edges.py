@@ -1,9 +1,9 @@
 """The file source at the edges of its input (issue 27): line separators inside JSON strings,
-byte-order marks (at a file's start and inside it), bytes that are not UTF-8, field names differing in case, values a type would
-round, numeric strings, duplicate keys, a CSV header missing a declared column, CRLF, gzip, a
-declared encoding, and a file read in several splits. Every input line is checked against an
-oracle written here: in the target with its values (and ``_rescued_data``), or in the
-quarantine with its true file:line, raw text and reason."""
+byte-order marks (at a file's start and inside it), bytes that are not UTF-8, field names
+differing in case, values a type would round, numeric strings, duplicate keys, a CSV header
+missing a declared column, CRLF, gzip, a declared encoding, and a file read in several splits.
+Every input line is checked against an oracle written here: in the target with its values (and
+``_rescued_data``), or in the quarantine with its true file:line, raw text and reason."""
 
 from __future__ import annotations
 
