@@ -178,7 +178,7 @@ def prepare_file_batch(
         ).alias("position"),
         F.col(RAW_COLUMN).alias("raw"),
         F.col(REASON_COLUMN).alias("reason"),
-        F.regexp_replace(F.col(FILE_COLUMN), "^file:(//)?", "").alias("file"),
+        _local_path(F.col(FILE_COLUMN)).alias("file"),
         F.col(LINE_NUMBER_COLUMN).alias("line"),
     )
     source: SourceKind = "json" if stream.format == "json" else "csv"
@@ -298,9 +298,14 @@ def _laid_out(stream: StreamSpec, schema: StructType, raw: DataFrame) -> tuple[D
     return frame, width
 
 
+def _local_path(file: Column) -> Column:
+    """A local file's path without Spark's ``file:`` scheme."""
+    return F.regexp_replace(file, "^file:(//)?", "")
+
+
 def _position(file: Column, project_root: Path | None) -> Column:
     """The file's path relative to the project, as quarantine positions show it."""
-    path = F.regexp_replace(file, "^file:(//)?", "")
+    path = _local_path(file)
     if project_root is None:
         return path
     root = f"{project_root}/"
