@@ -1,16 +1,17 @@
-"""Per-batch cost of the file source, before and after issue 27's redesign, on a small batch.
+"""Per-batch cost of the file source, as it is now against an earlier revision, on a small batch.
 
     .venv/bin/python bench/file_source_batch_bench.py [--lines 2000] [--rounds 15]
-        [--before 8f8e9e6]
+        [--before 29f8a54]
 
 One SparkSession with the runner's settings (the project's target). The batch is one JSON-lines
 file of ``--lines`` events (one line in 200 malformed, so the quarantine write runs), as in the
 upsert bench's batches. Each round times, for the file source as it is now and as it was at
-commit ``--before`` (loaded from git), the source's work on one batch as ``run_batch`` sees it:
-``prepare_file_batch`` (parse, persist, count) and ``quarantine_rejected`` (the quarantine write)
-plus one pass over the good rows, then ``release``. The two take turns; the first 3 rounds are
-left out (JVM warm-up).
-Writes bench/results/file_source_batch.md.
+commit ``--before`` (its files.py and columns.py loaded from git), the source's work on one
+batch as ``run_batch`` sees it, in three parts: ``prepare_file_batch`` (parse, persist, count),
+``quarantine_rejected`` (the quarantine write) and one pass over the good rows (the model's
+read), then ``release``. Each part's wall time and the CPU seconds of the JVM and this process
+(load-independent, unlike the walls). The two take turns; the first 3 rounds are left out (JVM
+warm-up). Writes bench/results/file_source_batch.md.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import argparse
 import importlib.util
 import os
 import platform
+import resource
 import statistics
 import subprocess
 import sys
@@ -33,7 +35,7 @@ sys.path.insert(0, str(REPO))
 from pyspark.sql import DataFrame, SparkSession  # noqa: E402
 from pyspark.sql import functions as F  # noqa: E402
 
-from bench.upsert.processes import load_average  # noqa: E402
+from bench.upsert.processes import load_average, process_cpu_seconds  # noqa: E402
 from runner.project import load  # noqa: E402
 from runner.spark.session.builder import build_session  # noqa: E402
 from runner.spark.sources import files as file_source  # noqa: E402
@@ -50,21 +52,27 @@ SCHEMA = "order_id STRING, amount DECIMAL(10,2), updated_at TIMESTAMP, op STRING
 
 
 def old_module(revision: str, scratch: Path) -> ModuleType:
-    """runner/spark/sources/files.py as it was at ``revision``, imported under another name."""
-    source = subprocess.run(
-        ["git", "show", f"{revision}:runner/spark/sources/files.py"],
-        cwd=REPO,
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout
-    path = scratch / "file_source_before.py"
-    path.write_text(source)
-    spec = importlib.util.spec_from_file_location("file_source_before", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    """runner/spark/sources/files.py as it was at ``revision``, imported under another name,
+    with the columns module of the same revision."""
+    modules: dict[str, ModuleType] = {}
+    for name in ("columns", "files"):
+        source = subprocess.run(
+            ["git", "show", f"{revision}:runner/spark/sources/{name}.py"],
+            cwd=REPO,
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout
+        source = source.replace("runner.spark.sources.columns", "file_source_before_columns")
+        path = scratch / f"file_source_before_{name}.py"
+        path.write_text(source)
+        spec = importlib.util.spec_from_file_location(path.stem, path)
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[path.stem] = module
+        spec.loader.exec_module(module)
+        modules[name] = module
+    return modules["files"]
 
 
 def write_batch(landing: Path, lines: int) -> None:
@@ -80,13 +88,8 @@ def write_batch(landing: Path, lines: int) -> None:
                 )
 
 
-def batch_frame(spark: SparkSession, landing: Path, before: bool) -> DataFrame:
-    """The micro-batch DataFrame each version's ``read_file_stream`` gives, read as a batch."""
-    if before:
-        frame = spark.read.format("text").option("wholetext", "true").load(str(landing))
-        return frame.select(
-            F.col("_metadata.file_path").alias("_file"), F.col("value").alias("_text")
-        )
+def batch_frame(spark: SparkSession, landing: Path) -> DataFrame:
+    """The micro-batch DataFrame ``read_file_stream`` gives, read as a batch."""
     frame = spark.read.format("text").option("lineSep", "\n").load(str(landing))
     return frame.select(
         F.col("_metadata.file_path").alias(FILE_COLUMN),
@@ -95,35 +98,71 @@ def batch_frame(spark: SparkSession, landing: Path, before: bool) -> DataFrame:
     )
 
 
+class Clock:
+    """Wall and CPU seconds (the JVM's and this process's) since the last ``lap``."""
+
+    def __init__(self, jvm_pid: int) -> None:
+        self.jvm_pid = jvm_pid
+        self.wall, self.cpu = self.now()
+
+    def now(self) -> tuple[float, float]:
+        own = resource.getrusage(resource.RUSAGE_SELF)
+        cpu = own.ru_utime + own.ru_stime + process_cpu_seconds(self.jvm_pid)
+        return time.perf_counter(), cpu
+
+    def lap(self) -> tuple[float, float]:
+        wall, cpu = self.now()
+        took = (wall - self.wall, cpu - self.cpu)
+        self.wall, self.cpu = wall, cpu
+        return took
+
+
+PARTS = ("prepare", "quarantine", "rows", "total")
+
+
 def one_batch(
-    module: ModuleType, spark: SparkSession, stream: StreamSpec, warehouse: Path, batch_id: int
-) -> tuple[float, int]:
-    """Seconds of the source's work on one batch, and the good rows it gave."""
-    frame = batch_frame(spark, stream.path or Path(), module is not file_source)
-    started = time.perf_counter()
+    module: ModuleType,
+    spark: SparkSession,
+    stream: StreamSpec,
+    warehouse: Path,
+    batch_id: int,
+    jvm_pid: int,
+) -> tuple[dict[str, tuple[float, float]], int]:
+    """(wall, CPU) seconds of each part of the source's work on one batch, and the good rows."""
+    frame = batch_frame(spark, stream.path or Path())
     context = BatchSourceContext("m", batch_id, warehouse, "bench")
-    if module is file_source:  # parsing and the quarantine write are two calls
-        batch = module.prepare_file_batch(stream, frame)
-        quarantine_rejected(batch, context)
-    else:  # a revision whose prepare_file_batch wrote the quarantine itself
-        batch = module.prepare_file_batch(stream, frame, batch_id, "m", warehouse, "bench")
+    clock = Clock(jvm_pid)
+    parts = {}
+    batch = module.prepare_file_batch(stream, frame)
+    parts["prepare"] = clock.lap()
     try:
+        quarantine_rejected(batch, context)
+        parts["quarantine"] = clock.lap()
         rows = batch.rows.count()
+        parts["rows"] = clock.lap()
     finally:
         batch.release()
-    return time.perf_counter() - started, rows
+    parts["total"] = (
+        sum(wall for wall, _ in parts.values()),
+        sum(cpu for _, cpu in parts.values()),
+    )
+    return parts, rows
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--lines", type=int, default=2000)
     parser.add_argument("--rounds", type=int, default=15)
-    parser.add_argument("--before", default="8f8e9e6")
+    parser.add_argument("--before", default="29f8a54")
     args = parser.parse_args()
     load_before = load_average()
     target = load(REPO, None, {}).target
     spark = build_session(target, "file-source-batch-bench")
-    seconds: dict[str, list[float]] = {"before": [], "after": []}
+    jvm_pid = spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid()  # type: ignore[union-attr]
+    seconds: dict[str, dict[str, list[tuple[float, float]]]] = {
+        "before": {part: [] for part in PARTS},
+        "after": {part: [] for part in PARTS},
+    }
     with tempfile.TemporaryDirectory(prefix="file-source-batch-") as scratch_name:
         scratch = Path(scratch_name)
         modules = {"before": old_module(args.before, scratch), "after": file_source}
@@ -143,9 +182,10 @@ def main() -> None:
         for round_ in range(args.rounds):
             for name, module in modules.items():
                 warehouse = scratch / name
-                took, good[name] = one_batch(module, spark, stream, warehouse, round_)
+                parts, good[name] = one_batch(module, spark, stream, warehouse, round_, jvm_pid)
                 if round_ >= WARM_UP:
-                    seconds[name].append(took)
+                    for part, took in parts.items():
+                        seconds[name][part].append(took)
             print(f"round {round_ + 1}/{args.rounds}", end="\r", flush=True)
     spark.stop()
     assert good["before"] == good["after"], good
@@ -154,32 +194,36 @@ def main() -> None:
 
 
 def write_results(
-    seconds: dict[str, list[float]],
+    seconds: dict[str, dict[str, list[tuple[float, float]]]],
     args: argparse.Namespace,
     load_before: str,
     load_after: str,
     good: int,
 ) -> None:
     lines = [
-        "# File source: per-batch cost, before and after issue 27",
+        "# File source: per-batch cost, now against an earlier revision",
         "",
-        f"`python bench/file_source_batch_bench.py --lines {args.lines} --rounds {args.rounds}` "
-        f"on {platform.node()}, {os.cpu_count()} cores; load average before {load_before}, "
-        f"after {load_after} (the machine is shared with other Spark work: compare the two "
-        "columns, which took turns, more than the absolute seconds). One JSON-lines file of "
-        f"{args.lines} events ({good} good, the rest quarantined) per batch; the time of "
-        "prepare_file_batch and quarantine_rejected (parse, persist, count, quarantine write) "
-        "plus one pass over the "
-        f"good rows. Before = commit {args.before} (whole file, Python UDF per line).",
+        f"`python bench/file_source_batch_bench.py --lines {args.lines} --rounds {args.rounds} "
+        f"--before {args.before}` on {platform.node()}, {os.cpu_count()} cores; load average "
+        f"before {load_before}, after {load_after} (the machine is shared with other Spark "
+        "work: compare the two rows of a part, which took turns, and the CPU seconds more than "
+        f"the walls). One JSON-lines file of {args.lines} events ({good} good, the rest "
+        "quarantined) per batch. Parts: prepare_file_batch (parse, persist, count), "
+        "quarantine_rejected (the quarantine write), one pass over the good rows. CPU: the "
+        "JVM's and the bench process's user + system seconds. Median over "
+        f"{args.rounds - WARM_UP} batches each.",
         "",
-        "| source | median s | mean s | min s | max s | batches |",
-        "|---|---:|---:|---:|---:|---:|",
+        "| part | source | median wall s | median CPU s | min wall s | max wall s |",
+        "|---|---|---:|---:|---:|---:|",
     ]
-    for name, values in seconds.items():
-        lines.append(
-            f"| {name} | {statistics.median(values):.3f} | {statistics.mean(values):.3f} | "
-            f"{min(values):.3f} | {max(values):.3f} | {len(values)} |"
-        )
+    for part in PARTS:
+        for name, label in (("before", f"before ({args.before})"), ("after", "now")):
+            walls = [wall for wall, _ in seconds[name][part]]
+            cpus = [cpu for _, cpu in seconds[name][part]]
+            lines.append(
+                f"| {part} | {label} | {statistics.median(walls):.3f} | "
+                f"{statistics.median(cpus):.3f} | {min(walls):.3f} | {max(walls):.3f} |"
+            )
     RESULTS.write_text("\n".join(lines) + "\n")
 
 

@@ -25,9 +25,12 @@ import tempfile
 import time
 from pathlib import Path
 
-from runner.spark.session.local_server import LocalServer
-
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from bench.upsert.processes import process_cpu_seconds  # noqa: E402
+from runner.spark.session.local_server import LocalServer  # noqa: E402
+
 RESULTS = REPO / "bench" / "results" / "inner_loop.md"
 RUNNER = Path(sys.executable).with_name("runner")
 # the quick ones first: a bench stopped early has them
@@ -42,14 +45,6 @@ GOAL_SECONDS = 5.0
 def children_cpu_seconds() -> float:
     used = resource.getrusage(resource.RUSAGE_CHILDREN)
     return used.ru_utime + used.ru_stime
-
-
-def process_cpu_seconds(pid: int | None) -> float:
-    """User + system CPU of process ``pid`` (every thread of a JVM) so far; 0 without one."""
-    if pid is None:
-        return 0.0
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def runner(project: Path, args: list[str], *, server: bool) -> tuple[float, float]:

@@ -59,6 +59,15 @@ def rss_bytes(pid: int) -> int:
         return 0
 
 
+def process_cpu_seconds(pid: int | None) -> float:
+    """User + system CPU of process ``pid`` (every thread of a JVM) so far; 0 without one."""
+    if pid is None:
+        return 0.0
+    with open(f"/proc/{pid}/stat") as stat:
+        fields = stat.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def tree_rss_bytes(root: int) -> int:
     """Resident memory of ``root`` and its descendants, now."""
     return sum(rss_bytes(pid) for pid in process_tree(root))

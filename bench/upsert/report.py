@@ -89,7 +89,7 @@ def variants_table(results: BenchResults) -> list[str]:
 
 
 def goals_table(results: BenchResults) -> list[str]:
-    lines = ["## Goals of issue #12", "", "| goal | measured | limit | |", "|---|---|---|---|"]
+    lines = ["## Goals of issue #33", "", "| goal | measured | limit | |", "|---|---|---|---|"]
     for goal in results.goals():
         limit = "-" if goal.limit is None else f"≤ {goal.limit:g}"
         lines.append(f"| {goal.text} | {goal.shown} | {limit} | {goal.verdict} |")

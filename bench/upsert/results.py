@@ -1,5 +1,6 @@
 """The bench's results as data: per variant and per curve point, their batches, and the goals
-of issue #12 computed from them. Pure: built from what the steps and the readback wrote."""
+of issue #33 computed from them (each side by side in one run; a goal this bench does not
+measure yet says so). Pure: built from what the steps and the readback wrote."""
 
 from __future__ import annotations
 
@@ -134,7 +135,16 @@ class BenchResults:
         return points[-1].result.median_batch / points[0].result.median_batch
 
     def goals(self) -> list[Goal]:
-        runner, recipe, append = (self.variants[n] for n in ("runner", "recipe", "append"))
+        """Issue #33's goals, numbered as it numbers them. Goals 2 to 4 need runs this bench
+        does not make yet (100,000-event batches into a 5M-row target, files landing at a
+        steady rate, 500 small batches): they are listed, not measured."""
+        runner, recipe = self.variants["runner"], self.variants["recipe"]
+        tuned = self.variants["recipe-tuned"]
+        cycle = (
+            runner.median_cycle / tuned.median_cycle
+            if runner.median_cycle is not None and tuned.median_cycle
+            else None
+        )
         largest, smallest = (
             (max(self.size.curve_targets), min(self.size.curve_targets))
             if self.size.curve_targets
@@ -142,34 +152,44 @@ class BenchResults:
         )
         return [
             Goal(
-                "1. median upsert batch (runner) / median append batch",
-                runner.median_batch / append.median_batch,
-                2.0,
+                "1. median start to next start, runner / recipe-tuned (small batches)",
+                cycle,
+                0.9,
+            ),
+            Goal(
+                "1. process wall, runner / recipe-tuned (small batches)",
+                runner.wall / tuned.wall,
+                0.9,
+            ),
+            Goal(
+                "2. events/s, runner / recipe-tuned (100,000-event batches, 5M-row target)",
+                None,
+                None,
+            ),
+            Goal("3. p95 file landed to rows visible, runner / recipe-tuned", None, None),
+            Goal("4. full-scan query after 500 small batches / freshly OPTIMIZEd copy", None, None),
+            Goal(
+                "5. process wall, runner / recipe as the seeds write it",
+                runner.wall / recipe.wall,
+                0.5,
             ),
             *(
                 Goal(
-                    f"2. median batch, {largest:,}-row / {smallest:,}-row target, layout "
+                    f"5. peak memory of the process tree, {name} (MiB)",
+                    mib(v.peak_rss),
+                    None,
+                    digits=0,
+                )
+                for name, v in self.variants.items()
+            ),
+            *(
+                Goal(
+                    f"5. median batch, {largest:,}-row / {smallest:,}-row target, layout "
                     f"{layout.name}{' (recommended)' if layout.name == RECOMMENDED_LAYOUT else ''}",
                     self.curve_ratio(layout.name),
-                    1.3 if layout.name == RECOMMENDED_LAYOUT else None,
+                    None,
                 )
                 for layout in LAYOUTS
-            ),
-            Goal(
-                "3. runner wall / recipe wall (the recipe as written)",
-                runner.wall / recipe.wall,
-                0.6,
-            ),
-            Goal(
-                "3. runner wall / recipe-tuned wall (the recipe on the runner's Spark settings)",
-                runner.wall / self.variants["recipe-tuned"].wall,
-                None,
-            ),
-            Goal(
-                "4. peak memory of the runner's process tree (MiB)",
-                mib(runner.peak_rss),
-                None,
-                digits=0,
             ),
         ]
 

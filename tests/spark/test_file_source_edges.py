@@ -1,9 +1,9 @@
 """The file source at the edges of its input (issue 27): line separators inside JSON strings,
-byte-order marks, bytes that are not UTF-8, field names differing in case, values a type would
-round, numeric strings, duplicate keys, a CSV header missing a declared column, CRLF, gzip, a
-declared encoding, and a file read in several splits. Every input line is checked against an
-oracle written here: in the target with its values (and ``_rescued_data``), or in the
-quarantine with its true file:line, raw text and reason."""
+byte-order marks (at a file's start and inside it), bytes that are not UTF-8, field names
+differing in case, values a type would round, numeric strings, duplicate keys, a CSV header
+missing a declared column, CRLF, gzip, a declared encoding, and a file read in several splits.
+Every input line is checked against an oracle written here: in the target with its values (and
+``_rescued_data``), or in the quarantine with its true file:line, raw text and reason."""
 
 from __future__ import annotations
 
@@ -78,6 +78,9 @@ JSON_LINES: list[tuple[str, bytes, tuple | None]] = [
     ("b.json", b'{"order_id":"b1","amount":1,"qty":1}', good("b1", "1", 1)),
     ("b.json", b'{"order_id":"b2","amount":2,"qty":2,"note":"caf\xe9"}', bad("invalid UTF-8")),
     ("b.json", b'{"order_id":"b3","amount":3,"qty":3}', good("b3", "3", 3)),
+    # files concatenated: the second one's byte-order mark starts a line inside this file
+    ("b.json", BOM + b'{"order_id":"b4","amount":4,"qty":4}', good("b4", "4", 4)),
+    ("b.json", BOM + b'{"order_id":"b5","amount":', bad("invalid JSON")),
     ("c.json.gz", b'{"order_id":"c1","amount":1,"qty":1}', good("c1", "1", 1)),
     ("c.json.gz", b'{"order_id":"c2","amount":', bad("invalid JSON")),
     ("c.json.gz", b'{"order_id":"c3","amount":3,"qty":3}', good("c3", "3", 3)),
@@ -190,11 +193,15 @@ def test_every_line_is_in_the_target_the_quarantine_or_rescued(
 def test_line_numbers_hold_across_the_splits_of_a_file(
     spark: SparkSession, cli, tmp_path: Path
 ) -> None:
-    """A file Spark reads in many partitions (maxPartitionBytes 1 KB): each bad line is
-    quarantined with its line number in the whole file, and every good line is in the target."""
+    """A file Spark reads in many partitions (maxPartitionBytes 1 KB), JSON and CSV with a
+    header: each bad line is quarantined with its line number in the whole file, every good
+    line is in the target, and only the CSV file's first line is taken as its header."""
     root = write_project(
         tmp_path / "p",
-        {"json_orders": MODEL.format(stream="orders", target="edge.split_orders")},
+        {
+            "json_orders": MODEL.format(stream="orders", target="edge.split_orders"),
+            "csv_orders": MODEL.format(stream="orders_csv", target="edge.split_csv_orders"),
+        },
         streams=STREAMS,
     )
     lines = [
@@ -206,19 +213,33 @@ def test_line_numbers_hold_across_the_splits_of_a_file(
     landing = root / "landing" / "json"
     landing.mkdir(parents=True)
     (landing / "big.json").write_text("\n".join(lines) + "\n")
+    # line 1 is the header; a data line that repeats it (line 500) is data, not a header
+    rows = [f"s{n},{n}.25,{n}" if n % 37 else f"s{n},{n}.25" for n in range(2, 1001)]
+    rows[500 - 2] = "order_id,amount,qty"
+    (root / "landing" / "csv").mkdir(parents=True)
+    (root / "landing" / "csv" / "big.csv").write_text(
+        "\n".join(["order_id,amount,qty", *rows]) + "\n"
+    )
     previous = spark.conf.get("spark.sql.files.maxPartitionBytes")
     spark.conf.set("spark.sql.files.maxPartitionBytes", "1024")
     try:
-        result = cli("run", "--select", "json_orders", "-p", root)
+        result = cli("run", "--select", "json_orders csv_orders", "-p", root)
     finally:
         spark.conf.set("spark.sql.files.maxPartitionBytes", previous)
 
     assert result.exit_code == 0, result.output + result.stderr
-    rows = spark.read.format("delta").load(
-        str(root / "target" / "warehouse" / "_quarantine" / "json_orders")
-    )
-    assert sorted(r["line"] for r in rows.collect()) == list(range(37, 1001, 37))
-    assert {r["raw"] for r in rows.collect()} == {lines[n - 1] for n in range(37, 1001, 37)}
+    quarantine = root / "target" / "warehouse" / "_quarantine"
+    found = spark.read.format("delta").load(str(quarantine / "json_orders")).collect()
+    assert sorted(r["line"] for r in found) == list(range(37, 1001, 37))
+    assert {r["raw"] for r in found} == {lines[n - 1] for n in range(37, 1001, 37)}
     target = spark.table("edge.split_orders").collect()
     assert sorted(r["qty"] for r in target) == [n for n in range(1, 1001) if n % 37]
     assert all(r["amount"] == D(f"{r['qty']}.25") for r in target)
+
+    found = spark.read.format("delta").load(str(quarantine / "csv_orders")).collect()
+    bad_csv = {n: "wrong number of fields: 2 of 3" for n in range(37, 1001, 37)}
+    bad_csv[500] = "schema mismatch: amount (DECIMAL(10,2)), qty (BIGINT)"
+    assert {r["line"]: r["reason"] for r in found} == bad_csv
+    assert len(found) == len(bad_csv)
+    target = spark.table("edge.split_csv_orders").collect()
+    assert sorted(r["qty"] for r in target) == [n for n in range(2, 1001) if n % 37 and n != 500]

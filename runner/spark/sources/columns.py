@@ -18,17 +18,18 @@ REASON_COLUMN = "_reason"
 LINE_COLUMN = "_line_text"  # as Spark's ``text`` source read it (bytes, not yet checked as UTF-8)
 FILE_COLUMN = "_file"  # its file's path
 BLOCK_COLUMN = "_block"  # where the split it was read from starts in its file
-POSITION_COLUMN = "_position"  # its file's path relative to the project
 LINE_NUMBER_COLUMN = "_line"  # 1-based, in its file
 VALID_COLUMN = "_valid"  # false when its bytes are not UTF-8
 TEXT_COLUMN = "_text"  # decoded, without a final \r nor a byte-order mark
 RAW_COLUMN = "_raw"  # its text as the quarantine keeps it (bad lines only)
+FIRST_LINE_COLUMN = "_first_line"  # true on its file's first line (CSV with a header only)
+SKIP_COLUMN = "_skip"  # true when it is not input: blank, or a CSV header
 
 # Numbering the lines: one row per split of a file.
 ROW_ID_COLUMN = "_id"  # monotonically_increasing_id: consecutive within a partition
 SPLIT_FIRST_COLUMN = "_first"  # the smallest row id of the split
 SPLIT_LINES_COLUMN = "_n"  # how many lines the split has
-SPLIT_HEAD_COLUMN = "_head"  # its first line (a CSV file's header, in the file's first split)
+SPLIT_HEAD_COLUMN = "_head"  # a file's first line (a CSV file's header)
 LINES_BEFORE_COLUMN = "_before"  # how many lines the earlier splits of its file have
 
 # A CSV file's layout, from its header (or the declared columns).

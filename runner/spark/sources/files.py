@@ -2,9 +2,10 @@
 
 Files are read line by line by Spark's ``text`` source (Hadoop's line reader, lines end at
 ``\n``; a final ``\r`` is dropped, so ``\r\n`` works): a file of any size is split into
-partitions and read in bounded memory, gzip included (one partition per ``.gz`` file). Each line
-keeps its file and its line number, computed in the JVM across a file's splits
-(``_numbered_lines``). Per batch, each line is then:
+partitions and read in bounded memory, gzip included (one partition per ``.gz`` file). One
+Spark job per batch types every line in the JVM, persists the result and counts it per split
+of a file; those counts give each quarantined line its number in its file (``_numbered``).
+Per batch, each line is then:
 
 - good: its declared columns, typed, plus ``_rescued_data``: the raw JSON of the fields the
   schema does not declare (null when there are none), so nothing the producer sent is lost;
@@ -18,10 +19,11 @@ keeps its file and its line number, computed in the JVM across a file's splits
   but not readable as its declared type without loss: runner/spark/sources/typed_values.py).
 
 Names are matched exactly (case included): a field ``Order_ID`` is not the column
-``order_id``, and is kept in ``_rescued_data``. A UTF-8 byte-order mark at the start of a file
-is dropped. Blank lines are skipped (Spark's JSON reader does the same). A CSV source with
-``header: true`` maps columns by the header's names (the file's first line, not data); without
-a header, by position; a CSV record is one line. The rules, with examples: docs/bad-input.md.
+``order_id``, and is kept in ``_rescued_data``. A UTF-8 byte-order mark at the start of a line
+is dropped (a file's first line, or where files were concatenated). Blank lines are skipped
+(Spark's JSON reader does the same). A CSV source with ``header: true`` maps columns by the
+header's names (the file's first line, not data); without a header, by position; a CSV record
+is one line. The rules, with examples: docs/bad-input.md.
 
 The quarantine write and the model's MERGE of the good rows both happen in the batch, under the
 batch's idempotent-write identities: a replayed batch neither loses nor duplicates either.
@@ -33,7 +35,7 @@ import csv
 from dataclasses import dataclass
 from pathlib import Path
 
-from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import Column, DataFrame, Row, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import (
     ArrayType,
@@ -53,16 +55,17 @@ from runner.spark.sources.columns import (
     EXTRA_INDEX_COLUMN,
     EXTRA_NAMES_COLUMN,
     FILE_COLUMN,
+    FIRST_LINE_COLUMN,
     HEADER_ERROR_COLUMN,
     JSON_KEYS_COLUMN,
     JSON_STRINGS_COLUMN,
     LINE_COLUMN,
     LINE_NUMBER_COLUMN,
     LINES_BEFORE_COLUMN,
-    POSITION_COLUMN,
     RAW_COLUMN,
     REASON_COLUMN,
     ROW_ID_COLUMN,
+    SKIP_COLUMN,
     SPLIT_FIRST_COLUMN,
     SPLIT_HEAD_COLUMN,
     SPLIT_LINES_COLUMN,
@@ -70,7 +73,12 @@ from runner.spark.sources.columns import (
     VALID_COLUMN,
 )
 from runner.spark.sources.quarantine import SourceKind
-from runner.spark.sources.source_batch import SourceBatch, parsed_batch
+from runner.spark.sources.source_batch import (
+    Rejected,
+    SourceBatch,
+    SourceCounts,
+    persisted_counts,
+)
 from runner.spark.sources.typed_values import (
     lossless_value,
     schema_mismatch,
@@ -133,23 +141,50 @@ def declared_schema(stream: StreamSpec) -> StructType:
 def prepare_file_batch(
     stream: StreamSpec, batch_df: DataFrame, project_root: Path | None = None
 ) -> SourceBatch:
-    """Number the batch's lines and type them: the good rows (declared columns, then
-    ``_rescued_data``), the malformed ones for the quarantine, and the counts (``parsed_batch``)."""
+    """Type the batch's lines: the good rows (declared columns, then ``_rescued_data``), the
+    malformed ones for the quarantine, with their file and line number, and the counts.
+
+    One Spark job reads the files, types every line, persists the result and counts it per
+    split of a file (``persisted_counts``): the counts of the batch, and the numbers that give
+    each line its number in its file (``_numbered``), which only the quarantined lines need. A
+    CSV source with ``header: true`` runs one more small job first, for each file's header."""
     schema = declared_schema(stream)
-    numbered, width = _numbered_lines(stream, schema, batch_df, project_root)
-    lines = _decoded(stream, numbered)
-    typed = _typed(stream, schema, lines, width)
+    raw = batch_df.select(
+        FILE_COLUMN, BLOCK_COLUMN, F.monotonically_increasing_id().alias(ROW_ID_COLUMN), LINE_COLUMN
+    )
+    laid_out, width = _laid_out(stream, schema, raw)
+    typed = _typed(stream, schema, _decoded(stream, laid_out), width)
+    skipped, reason = F.col(SKIP_COLUMN), F.col(REASON_COLUMN)
+    splits = persisted_counts(
+        typed,
+        [
+            F.min(ROW_ID_COLUMN).alias(SPLIT_FIRST_COLUMN),
+            F.count(F.lit(1)).alias(SPLIT_LINES_COLUMN),
+            F.count_if(~skipped).alias("read"),
+            F.count_if(~skipped & reason.isNotNull()).alias("bad"),
+            F.count_if(~skipped & reason.isNull() & F.col(RESCUED_COLUMN).isNotNull()).alias(
+                "rescued"
+            ),
+        ],
+        by=[FILE_COLUMN, BLOCK_COLUMN],
+    )
+    counts = SourceCounts(*(sum(int(row[k]) for row in splits) for k in ("read", "bad", "rescued")))
     good = [*[F.col(f"`{f.name}`") for f in schema.fields], F.col(RESCUED_COLUMN)]
-    rejected = [
-        F.concat(F.col(POSITION_COLUMN), F.lit(":"), F.col(LINE_NUMBER_COLUMN)).alias("position"),
+    rows = typed.where(~skipped & reason.isNull()).select(*good)
+    bad = _numbered(typed.where(~skipped & reason.isNotNull()), splits)
+    rejected = bad.select(
+        F.concat(
+            _position(F.col(FILE_COLUMN), project_root), F.lit(":"), F.col(LINE_NUMBER_COLUMN)
+        ).alias("position"),
         F.col(RAW_COLUMN).alias("raw"),
         F.col(REASON_COLUMN).alias("reason"),
-        F.col(FILE_COLUMN).alias("file"),
+        _local_path(F.col(FILE_COLUMN)).alias("file"),
         F.col(LINE_NUMBER_COLUMN).alias("line"),
-    ]
+    )
     source: SourceKind = "json" if stream.format == "json" else "csv"
-    rescued = F.col(RESCUED_COLUMN).isNotNull()
-    return parsed_batch(typed, good, rejected, source, rescued=rescued)
+    return SourceBatch(
+        rows, counts, typed.unpersist, counted=True, rejected=Rejected(rejected, source)
+    )
 
 
 # -- numbering lines (JVM: split-aware, bounded memory) ------------------------------------
@@ -166,12 +201,18 @@ class _FileLayout:
     extra_index: list[int] | None = None
 
 
-_SPLITS_SCHEMA = StructType(
+_OFFSETS_SCHEMA = StructType(
     [
         StructField(FILE_COLUMN, StringType()),
         StructField(BLOCK_COLUMN, LongType()),
         StructField(SPLIT_FIRST_COLUMN, LongType()),
         StructField(LINES_BEFORE_COLUMN, LongType()),
+    ]
+)
+_HEADERS_SCHEMA = StructType(
+    [
+        StructField(FILE_COLUMN, StringType()),
+        StructField(SPLIT_FIRST_COLUMN, LongType()),
         StructField(CSV_COLUMNS_COLUMN, ArrayType(StringType())),
         StructField(HEADER_ERROR_COLUMN, StringType()),
         StructField(EXTRA_NAMES_COLUMN, ArrayType(StringType())),
@@ -180,72 +221,91 @@ _SPLITS_SCHEMA = StructType(
 )
 
 
-def _numbered_lines(
-    stream: StreamSpec, schema: StructType, batch_df: DataFrame, project_root: Path | None
-) -> tuple[DataFrame, int]:
-    """Every line of the batch's files with its file, position and 1-based line number, and the
-    widest CSV row the files' headers allow (0 for JSON).
+def _numbered(lines: DataFrame, splits: list[Row]) -> DataFrame:
+    """``lines`` (rows of the persisted batch) with their 1-based number in their file.
 
     Spark splits a large file into several partitions (``spark.sql.files.maxPartitionBytes``);
-    a partition's rows keep their order, and so do the rows of one split. So the line number of
-    a row is the number of lines in the earlier splits of its file plus its place in its own
-    split, found from ``monotonically_increasing_id`` (consecutive within a partition). One
-    small aggregate per batch counts the lines of each split (and keeps its first line: a CSV
-    file's header); it is collected, and broadcast back to number every line."""
-    raw = batch_df.select(
-        FILE_COLUMN, BLOCK_COLUMN, F.monotonically_increasing_id().alias(ROW_ID_COLUMN), LINE_COLUMN
+    a partition's rows keep their order, and so do the rows of one split. So the number of a
+    line is the number of lines in the earlier splits of its file plus its place in its own
+    split, found from ``monotonically_increasing_id`` (consecutive within a partition). The
+    per-split counts come from the job that persisted the batch, so the ids are the cached
+    ones; the table of offsets is small and broadcast."""
+    before: dict[str, int] = {}
+    table = []
+    for row in sorted(splits, key=lambda r: (r[FILE_COLUMN], r[BLOCK_COLUMN])):
+        count = before.get(row[FILE_COLUMN], 0)
+        before[row[FILE_COLUMN]] = count + int(row[SPLIT_LINES_COLUMN])
+        table.append((row[FILE_COLUMN], row[BLOCK_COLUMN], row[SPLIT_FIRST_COLUMN], count))
+    offsets = lines.sparkSession.createDataFrame(table, _OFFSETS_SCHEMA)
+    line = F.col(LINES_BEFORE_COLUMN) + F.col(ROW_ID_COLUMN) - F.col(SPLIT_FIRST_COLUMN) + 1
+    return lines.join(F.broadcast(offsets), [FILE_COLUMN, BLOCK_COLUMN]).select(
+        "*", line.alias(LINE_NUMBER_COLUMN)
     )
-    splits = (
-        raw.groupBy(FILE_COLUMN, BLOCK_COLUMN)
+
+
+def _laid_out(stream: StreamSpec, schema: StructType, raw: DataFrame) -> tuple[DataFrame, int]:
+    """The batch's lines with their file's CSV layout (``_FileLayout``) and ``_first_line``
+    (true on a file's first line, where only a CSV header needs it), and the widest CSV row the
+    files' headers allow (0 for JSON).
+
+    Only a CSV source with ``header: true`` reads its files' first lines for it: one small job
+    keeps, for each file, its first split's smallest row id and that row's text."""
+    header = _csv_options(stream).get("header", "false").lower() == "true"
+    if stream.format != "csv" or not header:
+        layout = _layout(stream, schema, None)
+        columns = [
+            (F.lit(layout.columns), CSV_COLUMNS_COLUMN),
+            (F.lit(None).cast(StringType()), HEADER_ERROR_COLUMN),
+            (F.lit([]).cast(ArrayType(StringType())), EXTRA_NAMES_COLUMN),
+            (F.lit([]).cast(ArrayType(IntegerType())), EXTRA_INDEX_COLUMN),
+        ]
+        frame = raw.select("*", F.lit(False).alias(FIRST_LINE_COLUMN))
+        if stream.format == "csv":
+            frame = frame.select("*", *[c.alias(n) for c, n in columns])
+        return frame, len(layout.columns or [])
+    heads = (
+        raw.where(F.col(BLOCK_COLUMN) == 0)
+        .groupBy(FILE_COLUMN)
         .agg(
             F.min(ROW_ID_COLUMN).alias(SPLIT_FIRST_COLUMN),
-            F.count(F.lit(1)).alias(SPLIT_LINES_COLUMN),
             F.min_by(LINE_COLUMN, ROW_ID_COLUMN).alias(SPLIT_HEAD_COLUMN),
         )
         .collect()
     )
-    layouts = {
-        row[FILE_COLUMN]: _layout(stream, schema, row[SPLIT_HEAD_COLUMN])
-        for row in splits
-        if row[BLOCK_COLUMN] == 0
-    }
-    before: dict[str, int] = {}
-    table = []
-    for row in sorted(splits, key=lambda r: (r[FILE_COLUMN], r[BLOCK_COLUMN])):
-        layout = layouts.get(row[FILE_COLUMN], _FileLayout())
-        count = before.get(row[FILE_COLUMN], 0)
-        before[row[FILE_COLUMN]] = count + int(row[SPLIT_LINES_COLUMN])
-        table.append(
-            (
-                row[FILE_COLUMN],
-                row[BLOCK_COLUMN],
-                row[SPLIT_FIRST_COLUMN],
-                count,
-                layout.columns,
-                layout.header_error,
-                layout.extra_names,
-                layout.extra_index,
-            )
+    layouts = {row[FILE_COLUMN]: _layout(stream, schema, row[SPLIT_HEAD_COLUMN]) for row in heads}
+    table = [
+        (
+            row[FILE_COLUMN],
+            row[SPLIT_FIRST_COLUMN],
+            layouts[row[FILE_COLUMN]].columns,
+            layouts[row[FILE_COLUMN]].header_error,
+            layouts[row[FILE_COLUMN]].extra_names,
+            layouts[row[FILE_COLUMN]].extra_index,
         )
-    offsets = batch_df.sparkSession.createDataFrame(table, _SPLITS_SCHEMA)
-    width = max((len(layout.columns or []) for layout in layouts.values()), default=0)
-    line = F.col(LINES_BEFORE_COLUMN) + F.col(ROW_ID_COLUMN) - F.col(SPLIT_FIRST_COLUMN) + 1
-    numbered = raw.join(F.broadcast(offsets), [FILE_COLUMN, BLOCK_COLUMN]).select(
-        F.regexp_replace(F.col(FILE_COLUMN), "^file:(//)?", "").alias(FILE_COLUMN),
-        _position(F.col(FILE_COLUMN), project_root).alias(POSITION_COLUMN),
-        line.alias(LINE_NUMBER_COLUMN),
-        F.col(LINE_COLUMN),
+        for row in heads
+    ]
+    files = raw.sparkSession.createDataFrame(table, _HEADERS_SCHEMA)
+    first = (F.col(BLOCK_COLUMN) == 0) & (F.col(ROW_ID_COLUMN) == F.col(SPLIT_FIRST_COLUMN))
+    frame = raw.join(F.broadcast(files), [FILE_COLUMN], "left").select(
+        *raw.columns,
+        first.alias(FIRST_LINE_COLUMN),
         CSV_COLUMNS_COLUMN,
         HEADER_ERROR_COLUMN,
         EXTRA_NAMES_COLUMN,
         EXTRA_INDEX_COLUMN,
     )
-    return numbered, width
+    width = max((len(layout.columns or []) for layout in layouts.values()), default=0)
+    return frame, width
+
+
+def _local_path(file: Column) -> Column:
+    """A local file's path without Spark's ``file:`` scheme."""
+    return F.regexp_replace(file, "^file:(//)?", "")
 
 
 def _position(file: Column, project_root: Path | None) -> Column:
     """The file's path relative to the project, as quarantine positions show it."""
-    path = F.regexp_replace(file, "^file:(//)?", "")
+    path = _local_path(file)
     if project_root is None:
         return path
     root = f"{project_root}/"
@@ -296,9 +356,9 @@ def _separator(options: dict[str, str]) -> str:
 
 def _decoded(stream: StreamSpec, lines: DataFrame) -> DataFrame:
     """Each line as text: ``_valid`` (false when its bytes are not UTF-8; a declared
-    ``encoding`` decodes them instead), ``_text`` without a final ``\\r`` nor, on a file's
-    first line, a byte-order mark. Blank lines are dropped (not input), and so is a CSV
-    header's line."""
+    ``encoding`` decodes them instead), ``_text`` without a final ``\\r`` nor a leading
+    byte-order mark, and ``_skip``: true for a line that is not input (blank, or a CSV header),
+    which is still counted for the numbering of the lines after it."""
     value = F.col(LINE_COLUMN)
     options = stream.reader_options()
     encoding = next((str(options[k]) for k in ENCODING_OPTIONS if k in options), None)
@@ -306,16 +366,16 @@ def _decoded(stream: StreamSpec, lines: DataFrame) -> DataFrame:
         text, valid = F.decode(value.cast("binary"), encoding), F.lit(True)
     else:
         text, valid = value, F.is_valid_utf8(value)
-    text = F.regexp_replace(text, "\r$", "")
-    text = F.when(F.col(LINE_NUMBER_COLUMN) == 1, F.regexp_replace(text, f"^{BOM}", "")).otherwise(
-        text
-    )
+    # At the start of any line, not only a file's first: which line is first is known only
+    # after the batch's one job, and a mark inside a file comes from concatenated files.
+    text = F.regexp_replace(F.regexp_replace(text, "\r$", ""), f"^{BOM}", "")
     header = _csv_options(stream).get("header", "false").lower() == "true"
-    frame = lines.select("*", valid.alias(VALID_COLUMN), text.alias(TEXT_COLUMN)).drop(LINE_COLUMN)
-    frame = frame.where(~F.col(TEXT_COLUMN).rlike(r"^\s*$"))
+    skip = text.rlike(r"^\s*$")
     if stream.format == "csv" and header:
-        frame = frame.where(F.col(LINE_NUMBER_COLUMN) > 1)
-    return frame
+        skip = skip | F.coalesce(F.col(FIRST_LINE_COLUMN), F.lit(False))
+    return lines.select(
+        "*", valid.alias(VALID_COLUMN), text.alias(TEXT_COLUMN), skip.alias(SKIP_COLUMN)
+    ).drop(LINE_COLUMN)
 
 
 # -- typing ----------------------------------------------------------------------------------
@@ -338,8 +398,9 @@ def _typed(stream: StreamSpec, schema: StructType, lines: DataFrame, width: int)
     )
     return frame.select(
         FILE_COLUMN,
-        POSITION_COLUMN,
-        LINE_NUMBER_COLUMN,
+        BLOCK_COLUMN,
+        ROW_ID_COLUMN,
+        SKIP_COLUMN,
         F.when(reason.isNotNull(), F.make_valid_utf8(TEXT_COLUMN)).alias(RAW_COLUMN),
         *[value_of[f.name].cast(f.dataType).alias(f.name) for f in schema.fields],
         F.when(reason.isNull(), rescued).alias(RESCUED_COLUMN),

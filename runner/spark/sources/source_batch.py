@@ -1,6 +1,7 @@
 """A micro-batch as its source hands it to ``run_batch``: the rows, the source's counts, the
 input it rejected, and the one call that releases what the source cached for it.
-``parsed_batch`` is the one way the parsing sources (files.py, kafka.py) build it;
+``parsed_batch`` is how a parsing source builds it (kafka.py; files.py numbers its lines from
+the same job's per-split counts, ``persisted_counts``);
 ``quarantine_rejected`` writes what they rejected.
 
 Sources return this value instead of keeping results in module state: ``run_batch`` owns it,
@@ -15,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pyspark import StorageLevel
-from pyspark.sql import Column, DataFrame
+from pyspark.sql import Column, DataFrame, Row
 from pyspark.sql import functions as F
 
 from runner.spark.sources.columns import REASON_COLUMN
@@ -104,20 +105,28 @@ def parsed_batch(
     Nothing is written yet: ``run_batch`` applies the schema-drift policy first, which may stop
     the batch, then calls ``quarantine_rejected``. ``parsed`` stays persisted until the caller
     releases the returned SourceBatch; if counting fails, it is released here."""
-    parsed.persist(StorageLevel.MEMORY_AND_DISK)
-    try:
-        measures = [F.count(F.lit(1)).alias("read"), F.count(REASON_COLUMN).alias("bad")]
-        if rescued is not None:
-            measures.append(F.count_if(F.col(REASON_COLUMN).isNull() & rescued).alias("rescued"))
-        totals = parsed.agg(*measures).collect()[0]
-    except BaseException:
-        parsed.unpersist()
-        raise
+    measures = [F.count(F.lit(1)).alias("read"), F.count(REASON_COLUMN).alias("bad")]
+    if rescued is not None:
+        measures.append(F.count_if(F.col(REASON_COLUMN).isNull() & rescued).alias("rescued"))
+    totals = persisted_counts(parsed, measures)[0]
     rows_rescued = int(totals["rescued"]) if rescued is not None else 0
     counts = SourceCounts(int(totals["read"]), int(totals["bad"]), rows_rescued)
     rows = parsed.where(F.col(REASON_COLUMN).isNull()).select(*good)
     malformed = Rejected(parsed.where(F.col(REASON_COLUMN).isNotNull()).select(*rejected), source)
     return SourceBatch(rows, counts, parsed.unpersist, counted=True, rejected=malformed)
+
+
+def persisted_counts(
+    parsed: DataFrame, measures: Sequence[Column], by: Sequence[str] = ()
+) -> list[Row]:
+    """Persist ``parsed`` and compute ``measures`` over it, grouped ``by`` (one row when
+    empty), in the one job that fills the cache. If that job fails, ``parsed`` is released."""
+    parsed.persist(StorageLevel.MEMORY_AND_DISK)
+    try:
+        return parsed.groupBy(*by).agg(*measures).collect()
+    except BaseException:
+        parsed.unpersist()
+        raise
 
 
 def quarantine_rejected(batch: SourceBatch, context: BatchSourceContext) -> None:
