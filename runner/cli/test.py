@@ -49,8 +49,9 @@ def run_tests(
     no_server: NoServer = False,
     debug: Debug = False,
 ) -> None:
-    """Run the model unit tests (models/*.yml unit_tests:) on scratch tables, then the data
-    tests (models/*.yml models:, and the singular tests tests/*.sql) on the target tables.
+    """Run the model unit tests (models/*.yml unit_tests:) on scratch tables and, beside them,
+    the data tests (models/*.yml models:, and the singular tests tests/*.sql) on the target
+    tables; results are listed unit tests first.
     Freshness is measured against the time the command started (UTC). Writes
     target/run_results.json. Exit 0 when all pass, 1 when any fails.
 

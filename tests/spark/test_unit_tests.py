@@ -1,5 +1,6 @@
 """Model unit tests through run_batch on scratch targets: the example's pass, a broken model's
-fail with a row diff, and the user's real tables are never written."""
+fail with a row diff, and the user's real tables are never written; the session of its own
+each runs on."""
 
 from __future__ import annotations
 
@@ -11,6 +12,8 @@ from pyspark.sql import SparkSession
 from runner.model_tests.scratch import SCHEMA_PREFIX
 from runner.project import load
 from runner.spark.delta.targets import ensure_target, registration
+from runner.spark.session.builder import temporary_conf
+from runner.spark.session.isolated import isolated_session
 
 GUARD = "s.updated_at > t.updated_at"
 
@@ -65,3 +68,15 @@ def test_model_without_sequence_guard_fails_with_a_diff_showing_the_stale_row(
         ["-", "o2", "shipped", "2024-01-01 11:00:00"],  # expected: the newer event
         ["+", "o2", "paid", "2024-01-01 10:30:00"],  # actual: the late, older event won
     ]
+
+
+def test_isolated_session_starts_with_the_settings_and_keeps_its_views_and_settings(
+    spark: SparkSession,
+) -> None:
+    key = "spark.sql.shuffle.partitions"
+    with temporary_conf(spark, {key: "3"}), isolated_session(spark) as session:
+        assert session.conf.get(key) == "3"  # set on the session it comes from, after its start
+        session.conf.set(key, "1")
+        session.range(1).createOrReplaceTempView("only_in_the_isolated_session")
+        assert spark.conf.get(key) == "3"
+        assert not spark.catalog.tableExists("only_in_the_isolated_session")

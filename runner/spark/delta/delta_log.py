@@ -77,6 +77,18 @@ def local_data_files(table_location: Location) -> bool:
     )
 
 
+def newest_version(table_location: Location) -> int | None:
+    """The version of the table's newest commit, from the names in its ``_delta_log`` (Delta
+    keeps the newest commit file through every log clean-up); None when this process does not
+    reach a log with a commit there."""
+    try:
+        names = storage.names_in(table_location / "_delta_log")
+    except (OSError, storage.StorageUnavailable):
+        return None
+    versions = [int(name.split(".")[0]) for name in names if _COMMIT_FILE.fullmatch(name)]
+    return max(versions, default=None)
+
+
 def newest_commits(table_location: Location, limit: int) -> Iterator[Commit]:
     """The newest ``limit`` commits of the table at ``table_location``, newest first; none when
     it is not a Delta table this process reaches. A commit file removed meanwhile (log

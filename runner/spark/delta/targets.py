@@ -12,7 +12,7 @@ from runner.errors import ConfigError
 from runner.model_sql import compile_setup, set_properties_statement
 from runner.project import Project
 from runner.secrets import reveal_all
-from runner.spark.delta.delta_log import is_local_delta_table
+from runner.spark.delta.delta_log import is_local_delta_table, newest_version
 from runner.spark.delta.statements import StatementResult, run_statement
 from runner.specs.model import ModelSpec
 from runner.storage import Location
@@ -63,7 +63,12 @@ def delta_table_exists(spark: SparkSession, location: Location) -> bool:
 
 
 def latest_version(spark: SparkSession, location: Location) -> int:
-    """The newest version of the Delta table at ``location`` (in SQL, as delta_table_exists)."""
+    """The newest version of the Delta table at ``location``: from the names of its log's files
+    where this process reaches them (no Spark job), else from DESCRIBE HISTORY (one job)."""
+    if storage.reachable(location):
+        found = newest_version(location)
+        if found is not None:
+            return found
     return int(spark.sql(f"DESCRIBE HISTORY delta.`{location}` LIMIT 1").collect()[0]["version"])
 
 

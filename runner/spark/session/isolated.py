@@ -1,0 +1,34 @@
+"""A session of its own on the same Spark: its own temporary views and settings, so that work
+running at the same time (model unit tests, each with its batch view and settings) cannot see
+another's. Over Spark Connect, a clone of the server-side session (one round trip); in this
+process, a new session on the same SparkContext with the settings of the one it comes from."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from pyspark.sql import SparkSession
+
+
+@contextmanager
+def isolated_session(spark: SparkSession) -> Iterator[SparkSession]:
+    """A session like ``spark`` (same settings, same catalog) whose temporary views and settings
+    are its own; released when the block ends."""
+    from pyspark.sql.connect.session import SparkSession as ConnectSession
+
+    if isinstance(spark, ConnectSession):
+        clone = spark.cloneSession()
+        try:
+            yield clone
+        finally:
+            clone.client.release_session()
+            clone.client.close()
+        return
+    session = spark.newSession()
+    # a new session starts from the SparkContext's settings; those set on ``spark`` since (the
+    # session time zone of a test fixture, say) are copied
+    for key, value in spark.conf.getAll.items():
+        if session.conf.get(key, None) != value and spark.conf.isModifiable(key):
+            session.conf.set(key, value)
+    yield session
