@@ -212,6 +212,9 @@ PROCESS_GROUPS = {
     "test_crash_recovery.py": "processes",
     "test_graceful_stop.py": "processes",
     "test_live_view.py": "processes",
+    # in tests/cluster but on no cluster: its own server JVM, apart from the cluster group,
+    # which is the run's longest
+    "test_local_server.py": "server",
 }
 
 
@@ -231,7 +234,8 @@ def pytest_collection_modifyitems(
 ) -> Iterator[None]:
     grouped = []
     for item in items:
-        group = PROCESS_GROUPS.get(item.path.parent.name) or PROCESS_GROUPS.get(item.path.name)
+        # a file's own group before its folder's
+        group = PROCESS_GROUPS.get(item.path.name) or PROCESS_GROUPS.get(item.path.parent.name)
         if group is not None and item.path.parent.name != "unit":
             item.add_marker(pytest.mark.xdist_group(group))
             grouped.append(item)
