@@ -212,9 +212,6 @@ PROCESS_GROUPS = {
     "test_crash_recovery.py": "processes",
     "test_graceful_stop.py": "processes",
     "test_live_view.py": "processes",
-    # in tests/cluster but on no cluster: its own server JVM, apart from the cluster group,
-    # which is the run's longest
-    "test_local_server.py": "server",
 }
 
 
@@ -234,8 +231,7 @@ def pytest_collection_modifyitems(
 ) -> Iterator[None]:
     grouped = []
     for item in items:
-        # a file's own group before its folder's
-        group = PROCESS_GROUPS.get(item.path.name) or PROCESS_GROUPS.get(item.path.parent.name)
+        group = PROCESS_GROUPS.get(item.path.parent.name) or PROCESS_GROUPS.get(item.path.name)
         if group is not None and item.path.parent.name != "unit":
             item.add_marker(pytest.mark.xdist_group(group))
             grouped.append(item)

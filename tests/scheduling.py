@@ -15,7 +15,7 @@ from xdist.scheduler import LoadGroupScheduling
 from xdist.workermanage import WorkerController
 
 # the groups of tests/conftest.py's PROCESS_GROUPS, longest first
-GROUP_ORDER = ("cluster", "s3", "kafka", "processes", "catalog", "install", "server")
+GROUP_ORDER = ("cluster", "s3", "kafka", "processes", "catalog", "install")
 
 
 def rank(scope: str) -> tuple[int, int]:
