@@ -154,13 +154,14 @@ def test_another_job_reads_the_target_by_name_during_and_after_a_stream_and_a_re
     warehouse = example_project / "target" / "shared" / "warehouse"
     land_sample(example_project, ["001.json", "002.json"])
     stream = StreamProcess(example_project, select="orders_merge", command=None)
-    reader: Reader | None = None
+    # the other job's JVM starts beside the stream's rather than after its batches: it reads
+    # nothing (nor touches the metastore) before its first read() below
+    reader = Reader(another_job_settings(settings, warehouse), tmp_path / "signals")
     try:
         done = stream.wait_for(re.compile(r"orders_merge batch 1: "), 0, 300)
         assert done is not None, "\n".join(stream.lines)
 
         # mid-stream: the stream is running (waiting for files) while another job reads
-        reader = Reader(another_job_settings(settings, warehouse), tmp_path / "signals")
         first = reader.read()
         assert [row[0] for row in first["rows"]] == ["o1", "o2", "o4"]  # after two files
         assert first["location"] == f"file:{warehouse / 'silver' / 'orders'}"
@@ -180,8 +181,7 @@ def test_another_job_reads_the_target_by_name_during_and_after_a_stream_and_a_re
     finally:
         if stream.process.poll() is None:
             stream.kill()
-        if reader is not None:
-            reader.stop()
+        reader.stop()
 
     # and the runner works after it: `runner show` finds the table in the catalog
     shown = runner(example_project, "show", "-m", "orders_merge", "--no-server")

@@ -177,7 +177,7 @@ def test_sigkill_over_connect_client_and_server(
     kill_count: int,
 ) -> None:
     add_targets(example_project, local_cluster, default="connect")
-    fast_triggers(example_project)
+    fast_triggers(example_project, files_per_batch=4)  # half the drain's batches
     files = generate_files(SEED + 1, FILES)
     rng = random.Random(SEED + 1)
     producer = land_slowly(example_project / "target" / "landing" / "orders", files, pause=2.0)

@@ -84,6 +84,12 @@ def example(
         copy(source, root / item)
     for name in ("001.json", "002.json", "003.json", "004.json"):
         land_events(landing(root), name, (SAMPLE / name).read_text().splitlines())
+    # two files a batch: half the batches, each some seconds of S3A requests to the store; the
+    # tables do not depend on where batches are cut (tests/spark/test_batch_invariance.py)
+    streams = root / "streams" / "orders.yml"
+    streams.write_text(
+        streams.read_text().replace("maxFilesPerTrigger: 1", f"maxFilesPerTrigger: {PER_BATCH}")
+    )
     result = cli_module("run", "--select", "orders_merge+", *TARGET, "-p", root)
     assert result.exit_code == 0, result.output
     return root, result.output
@@ -93,6 +99,8 @@ def landing(root: Path) -> Path:
     return root / "target" / "landing" / "orders"
 
 
+PER_BATCH = 2
+BATCHES = 2  # of the four sample files
 WAREHOUSE = RemotePath("s3a://lake/example/warehouse")
 CHECKPOINTS = RemotePath("s3a://lake/example/checkpoints")
 
@@ -112,7 +120,8 @@ def test_the_example_on_s3_gives_the_tables_it_gives_on_local_disk(
     spark: SparkSession, example: tuple[Path, str]
 ) -> None:
     root, output = example
-    assert "orders_merge batch 3: 4 rows in; inserted 0, updated 1, deleted 1" in output
+    # files 003 and 004: o1 updated, o5 inserted, o4 deleted (o6 inserted and deleted inside)
+    assert "orders_merge batch 1: 7 rows in; inserted 1, updated 1, deleted 1" in output
     assert rows_of(spark, "silver.orders", "order_id") == EXPECTED_ORDERS
     assert rows_of(spark, "gold.customer_totals", "customer_id") == EXPECTED_TOTALS
     location = spark.sql("DESCRIBE DETAIL silver.orders").first()
@@ -135,7 +144,7 @@ def test_history_and_timings_read_the_event_log_and_delta_log_on_s3(
     result = cli("history", "-m", "orders_merge", *TARGET, "-p", root, "--format", "json")
     assert result.exit_code == 0, result.output
     batches = json.loads(result.output)
-    assert [b["batch_id"] for b in batches[:4]] == [0, 1, 2, 3]
+    assert [b["batch_id"] for b in batches[:BATCHES]] == list(range(BATCHES))
     timed = cli("history", "-m", "orders_merge", *TARGET, "-p", root, "--timings", "-f", "json")
     assert timed.exit_code == 0, timed.output
     first = json.loads(timed.output)["batches"][0]
@@ -155,7 +164,7 @@ def test_show_seed_test_and_docs_on_s3(cli, example: tuple[Path, str]) -> None:
     assert tested.exit_code == 0, tested.output
     docs = cli("docs", "generate", "--with-history", *TARGET, "-p", root)
     assert docs.exit_code == 0, docs.output
-    assert "history: batches per model:" in docs.output and "orders_merge 4" in docs.output
+    assert "history: batches per model:" in docs.output and f"orders_merge {BATCHES}" in docs.output
 
 
 def test_quarantine_and_replay_count_recovery_on_s3(
@@ -173,21 +182,21 @@ def test_quarantine_and_replay_count_recovery_on_s3(
     land_events(landing(root), "005.json", [good, '{"order_id": "o8", "amount": '])
     first = cli("run", "--model", "orders_merge", *TARGET, "-p", root)
     assert first.exit_code == 0, first.output
-    line = next(x for x in first.output.splitlines() if "orders_merge batch 4:" in x)
+    line = next(x for x in first.output.splitlines() if f"orders_merge batch {BATCHES}:" in x)
     assert "1 quarantined" in line and "inserted 1," in line, first.output
     quarantine = spark.read.format("delta").load(str(WAREHOUSE / "_quarantine/orders_merge"))
     assert quarantine.count() == 1
 
-    commit = CHECKPOINTS / "orders_merge" / "commits" / "4"
+    commit = CHECKPOINTS / "orders_merge" / "commits" / str(BATCHES)
     assert storage.remove(commit)
     again = cli("run", "--model", "orders_merge", *TARGET, "-p", root)
     assert again.exit_code == 0, again.output
-    replayed = next(x for x in again.output.splitlines() if "orders_merge batch 4:" in x)
+    replayed = next(x for x in again.output.splitlines() if f"orders_merge batch {BATCHES}:" in x)
     assert "inserted 1," in replayed, again.output  # the skipped MERGE's counts, recovered
     assert quarantine.count() == 1  # not quarantined twice
     assert rows_of(spark, "silver.orders", "order_id")[-1][0] == "o7"  # once
     history = cli("history", "-m", "orders_merge", *TARGET, "-p", root, "--format", "json")
-    assert [b["batch_id"] for b in json.loads(history.output)].count(4) == 1
+    assert [b["batch_id"] for b in json.loads(history.output)].count(BATCHES) == 1
 
 
 def test_full_refresh_deletes_checkpoint_and_table_on_s3(
@@ -200,7 +209,7 @@ def test_full_refresh_deletes_checkpoint_and_table_on_s3(
     assert f"full refresh: removed table silver.orders at {WAREHOUSE / 'silver/orders'}" in (
         result.output
     )
-    assert "orders_merge batch 0: 5 rows in" in result.output
+    assert "orders_merge batch 0: 8 rows in" in result.output  # files 001 and 002
     assert len(rows_of(spark, "silver.orders", "order_id")) == len(EXPECTED_ORDERS) + 1  # o7
 
 

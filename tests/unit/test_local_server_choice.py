@@ -1,6 +1,6 @@
 """When a command on a local target goes through the project's local server, and the one line
 that says why not otherwise. A real listening socket and a real live PID stand for the server
-(the JVM itself is started in tests/cluster/test_local_server.py)."""
+(the JVM itself is started in tests/kafka/test_kafka_connect.py)."""
 
 from __future__ import annotations
 
