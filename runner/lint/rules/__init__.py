@@ -31,6 +31,7 @@ from runner.lint.rules.analyzer import (
     MergeClauseOmitsCondition,
     OptimizeWhereNotPartition,
     UnknownFunction,
+    WrongArgumentCount,
 )
 from runner.lint.rules.cdc import (
     MergeDependsOnBatching,
@@ -109,6 +110,7 @@ RULES: tuple[type[Rule], ...] = (
     DataTypeMismatch,  # DL035
     StoreAssignmentRefused,  # DL036
     ViewReadBeforeCreated,  # DL037
+    WrongArgumentCount,  # DL038
 )
 
 # The rules of `runner lint --analyze`, found by Spark (runner.lint.analyze), documented last.

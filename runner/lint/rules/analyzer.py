@@ -14,9 +14,10 @@ from sqlglot import exp
 from sqlglot.tokens import TokenType
 
 from runner.lint.base import ERROR, Rule, Violation
+from runner.lint.calls import calls
 from runner.lint.context import Location, ModelContext, ParsedStatement
 from runner.lint.expressions import optimized_table
-from runner.lint.spark_functions import AGGREGATES, FUNCTIONS
+from runner.lint.spark_functions import AGGREGATES, ARITIES, ARITY_PROBED_UP_TO, FUNCTIONS
 from runner.sql.dialect import Delta, Optimize
 
 _CLAUSE_KINDS = {
@@ -264,3 +265,55 @@ class UnknownFunction(Rule):
             message = f"[UNRESOLVED_ROUTINE] {call.name}() is not a Spark built-in function{hint}"
             found.append(self.violation(context, context.locate_node(parsed, call), message))
         return found
+
+
+class WrongArgumentCount(Rule):
+    """A built-in function is called with a number of arguments Spark does not take.
+
+    Spark's analyzer refuses it (`WRONG_NUM_ARGS`): `max(a, b)` (use `greatest`),
+    `current_timestamp(x)`, `substring(s)`. The counts each function takes were probed from the
+    pinned Spark (`runner/lint/spark_functions.py`). Calls written in special syntax
+    (`CAST(x AS t)`, `EXTRACT(YEAR FROM d)`, `TRIM(BOTH ' ' FROM s)`, a unit first as in
+    `timestampadd(HOUR, 1, ts)`), with named arguments, or inside a statement that does not
+    parse are left to Spark.
+    """
+
+    explains = frozenset({"DL100"})
+    spark_rejects = True
+    code = "DL038"
+    severity = ERROR
+
+    def check(self, context: ModelContext) -> list[Violation]:
+        found = []
+        for parsed in context.statements():
+            if parsed.expression is None:
+                continue  # DL001 reports it
+            for call in calls(parsed.sql):
+                takes = ARITIES.get(call.name)
+                if takes is None or _takes(takes, call.arguments):
+                    continue
+                name = parsed.sql[call.offset : call.offset + len(call.name)]
+                message = f"[WRONG_NUM_ARGS] {name}() takes {_counts(takes)}, not {call.arguments}"
+                at = context.locate_offset(parsed, call.offset, name)
+                found.append(self.violation(context, at, message))
+        return found
+
+
+def _takes(takes: tuple[tuple[int, ...], bool], count: int) -> bool:
+    accepted, more = takes
+    return count in accepted or (more and count > ARITY_PROBED_UP_TO)
+
+
+def _counts(takes: tuple[tuple[int, ...], bool]) -> str:
+    """``(1, 2), False`` -> "1 or 2 arguments"; ``(2, 3, 4, 5, 6), True`` -> "2 or more
+    arguments"; ``(0,), False`` -> "no arguments"."""
+    accepted, more = takes
+    if more:
+        first = next(n for n in range(ARITY_PROBED_UP_TO + 1) if n in accepted)
+        if all(n in accepted for n in range(first, ARITY_PROBED_UP_TO + 1)):
+            return f"{first} or more arguments"
+    if accepted == (0,):
+        return "no arguments"
+    listed = [str(n) for n in accepted]
+    text = listed[0] if len(listed) == 1 else f"{', '.join(listed[:-1])} or {listed[-1]}"
+    return f"{text} argument{'s' if listed != ['1'] else ''}" + (" or more" if more else "")
