@@ -69,7 +69,7 @@ def calls(sql: str) -> Iterator[Call]:
         name = match.group(1).lower()
         if name in _TYPE_NAMES or name in _KEYWORDS:
             continue
-        before = _PREVIOUS_WORD.search(text, 0, match.start())
+        before = _PREVIOUS_WORD.search(text[max(0, match.start() - 64) : match.start()])
         if before and before.group(1).lower() in _NOT_A_CALL_AFTER:
             continue
         arguments = _argument_count(text, match.end() - 1)
@@ -118,32 +118,39 @@ def _counted(top: str, inner: str, commas: int) -> int | None:
 def blanked(sql: str) -> str:
     """``sql`` with the inside of strings, back-quoted names and comments replaced by spaces
     (line breaks kept), so that offsets still point at the same characters."""
-    out = list(sql)
-    at, length = 0, len(sql)
-    while at < length:
-        char = sql[at]
-        if char in "'\"`":
-            end = at + 1
-            while end < length and sql[end] != char:
-                end += 2 if sql[end] == "\\" and char != "`" else 1
-            _blank(out, at + 1, min(end, length))
-            at = end + 1
-        elif sql.startswith("--", at):
-            end = sql.find("\n", at)
-            end = length if end < 0 else end
-            _blank(out, at, end)
-            at = end
-        elif sql.startswith("/*", at):
-            end = sql.find("*/", at + 2)
-            end = length if end < 0 else end + 2
-            _blank(out, at, end)
-            at = end
-        else:
+    pieces, at, length = [], 0, len(sql)
+    while (found := _QUOTED_OR_COMMENT.search(sql, at)) is not None:
+        start, token = found.start(), found.group()
+        if token == "--":
+            end = sql.find("\n", start)
+            end, keep = (length if end < 0 else end), start
+        elif token == "/*":
+            end = sql.find("*/", start + 2)
+            end, keep = (length if end < 0 else end + 2), start
+        else:  # a quote: its inside is blanked, the quotes kept
+            end, keep = _closing(sql, start, token), start + 1
+        pieces += [sql[at:keep], _NOT_A_LINE_BREAK.sub(" ", sql[keep:end])]
+        at = end
+        if token in "'\"`" and at < length:
+            pieces.append(sql[at])  # the closing quote
             at += 1
-    return "".join(out)
+    pieces.append(sql[at:])
+    return "".join(pieces)
 
 
-def _blank(out: list[str], start: int, end: int) -> None:
-    for at in range(start, end):
-        if out[at] != "\n":
-            out[at] = " "
+_QUOTED_OR_COMMENT = re.compile(r"['\"`]|--|/\*")
+_NOT_A_LINE_BREAK = re.compile(r"[^\n]")
+
+
+def _closing(sql: str, opening: int, quote: str) -> int:
+    """Where the quote opening at ``opening`` closes (the text's end if it never does); a
+    backslash escapes a quote inside a string, not inside a back-quoted name."""
+    at = opening + 1
+    while True:
+        end = sql.find(quote, at)
+        if end < 0:
+            return len(sql)
+        backslashes = len(sql[at:end]) - len(sql[at:end].rstrip("\\"))
+        if quote == "`" or backslashes % 2 == 0:
+            return end
+        at = end + 1
