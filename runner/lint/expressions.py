@@ -63,6 +63,8 @@ def output_name(item: exp.Expr) -> str | None:
         return None if isinstance(item.this, exp.Star) else item.name.lower()
     if isinstance(item, exp.Alias):
         return item.alias.lower()
+    if isinstance(item, exp.Cast) and isinstance(item.this, exp.Column):
+        return output_name(item.this)  # Spark names `CAST(c AS t)` after the column c
     return item.sql(dialect="spark").lower()
 
 
