@@ -216,8 +216,6 @@ def _merge_unresolved(merge: exp.Merge, relations: Relations, own: list[exp.Colu
     if found is None:
         return
     target, target_columns, using, source_columns = found
-    if target_columns is None or source_columns is None:
-        return
     sources = {
         target.alias_or_name.lower(): target_columns,
         using.alias_or_name.lower(): source_columns,
@@ -241,8 +239,8 @@ def _merge_unresolved(merge: exp.Merge, relations: Relations, own: list[exp.Colu
 
 def _merge_columns(
     merge: exp.Merge, relations: Relations
-) -> tuple[exp.Table, Columns, exp.Expr, Columns] | None:
-    """A MERGE's target and source with their columns (either None when not known)."""
+) -> tuple[exp.Table, tuple[str, ...], exp.Expr, tuple[str, ...]] | None:
+    """A MERGE's target and source with their columns; None when either's are not known."""
     target, using = merge.this, merge.args.get("using")
     if not isinstance(target, exp.Table) or using is None:
         return None
@@ -252,7 +250,10 @@ def _merge_columns(
         source_columns = relations.get(table_key(using))
     else:
         return None
-    return target, relations.get(table_key(target)), using, source_columns
+    target_columns = relations.get(table_key(target))
+    if target_columns is None or source_columns is None:
+        return None
+    return target, target_columns, using, source_columns
 
 
 def _star_actions_unresolved(merge: exp.Merge, relations: Relations) -> Iterator[tuple[str, str]]:
@@ -262,8 +263,6 @@ def _star_actions_unresolved(merge: exp.Merge, relations: Relations) -> Iterator
     if found is None:
         return
     target, target_columns, using, source_columns = found
-    if target_columns is None or source_columns is None:
-        return
     whens = merge.args.get("whens")
     for when in whens.expressions if whens else []:
         action = when.args.get("then")
