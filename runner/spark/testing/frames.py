@@ -25,8 +25,29 @@ def typed_frame(
 
 def text_rows(frame: DataFrame, columns: list[str]) -> list[tuple[str | None, ...]]:
     """The values of ``columns`` in ``frame`` as text (Spark's CAST to STRING)."""
-    selected = frame.select(*[F.col(_quoted(c)).cast("string").alias(c) for c in columns])
-    return [tuple(row) for row in selected.collect()]
+    return [tuple(row) for row in _as_text(frame, columns).collect()]
+
+
+def text_rows_of_both(
+    first: DataFrame, second: DataFrame, columns: list[str]
+) -> tuple[list[tuple[str | None, ...]], list[tuple[str | None, ...]]]:
+    """``text_rows`` of two frames from one Spark job (each job is a round trip and a
+    scheduling delay on a server, and a model unit test compares twice)."""
+    side = "__runner_side"
+    both = (
+        _as_text(first, columns)
+        .withColumn(side, F.lit(0))
+        .unionByName(_as_text(second, columns).withColumn(side, F.lit(1)))
+    )
+    rows = both.collect()
+    return (
+        [tuple(row[:-1]) for row in rows if row[-1] == 0],
+        [tuple(row[:-1]) for row in rows if row[-1] == 1],
+    )
+
+
+def _as_text(frame: DataFrame, columns: list[str]) -> DataFrame:
+    return frame.select(*[F.col(_quoted(c)).cast("string").alias(c) for c in columns])
 
 
 def _quoted(name: str) -> str:
