@@ -205,15 +205,12 @@ def project_factory(tmp_path: Path) -> Callable[..., Path]:
 
 # Tests that mostly wait on other processes (`runner` restarted again and again, a Kafka
 # broker, a local cluster): under pytest-xdist each group runs on one worker, beside the tests
-# that use the suite's own session, and its session-scoped servers start once. A file's entry
-# wins over its folder's. Several groups of a few minutes each rather than long ones: the
-# scheduler hands out a group whole, so smaller ones let it keep every worker busy to the end;
-# the two cluster groups each start a local cluster of their own and run side by side.
+# that use the suite's own session, and its session-scoped servers start once. Several groups of
+# a few minutes each rather than two long ones: the scheduler hands out a group whole, so
+# smaller ones let it keep both workers busy to the end.
 PROCESS_GROUPS = {
     "catalog": "catalog",  # the metastore's PostgreSQL
-    "cluster": "cluster",  # the crash on the standalone cluster, two models over Connect
-    "test_connect_crash.py": "connect",  # the Connect client and server SIGKILLed
-    "test_example_on_clusters.py": "connect",
+    "cluster": "cluster",
     "install": "install",  # a fresh virtualenv, pip install, runner init and build
     "kafka": "kafka",  # one broker for the folder (tests/kafka/conftest.py)
     "s3": "s3",  # a local object store (moto), `runner` racing for a lease on it
@@ -239,7 +236,7 @@ def pytest_collection_modifyitems(
 ) -> Iterator[None]:
     grouped = []
     for item in items:
-        group = PROCESS_GROUPS.get(item.path.name) or PROCESS_GROUPS.get(item.path.parent.name)
+        group = PROCESS_GROUPS.get(item.path.parent.name) or PROCESS_GROUPS.get(item.path.name)
         if group is not None and item.path.parent.name != "unit":
             item.add_marker(pytest.mark.xdist_group(group))
             grouped.append(item)
