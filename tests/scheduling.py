@@ -23,8 +23,8 @@ from xdist.workermanage import WorkerController
 # cores; a group's servers' start counted in its first test), by node id or by the start of one
 # (a module, a folder); the longest key that matches wins. Only their order matters.
 SECONDS = {
-    "tests/cluster/test_cluster_crashes.py": 430,
-    "tests/cluster/test_connect_crash.py": 290,
+    "tests/cluster/test_cluster_crashes.py::test_sigkill_and_outage": 430,
+    "tests/cluster/test_cluster_crashes.py::test_sigkill_over_connect": 240,
     "tests/cluster/test_example_on_clusters.py": 170,
     "tests/cluster/test_connect_concurrency.py": 140,
     "tests/spark/test_backfill.py::test_backfill_survives_sigkills": 220,
