@@ -26,6 +26,9 @@ from runner.s3_client import s3_client
 from runner_devtools.object_store import LocalBucket, local_object_store
 
 SHORT = LeaseTiming(lease_seconds=4.0, heartbeat_seconds=1.0)
+# a renewal every second, and 29 s before a late heartbeat counts as lost: on a machine whose
+# two cores run four test workers, 3 s went by without one (the pytest worker then ended)
+RENEWING = LeaseTiming(lease_seconds=30.0, heartbeat_seconds=1.0)
 WAIT = 60.0  # generous: the machine is shared
 
 
@@ -42,8 +45,11 @@ def root(s3: LocalBucket) -> str:
 
 
 def lease_of(s3: LocalBucket, root: str, **kwargs: object) -> Lease:
+    """A lease on ``orders.lock`` under ``root``. A lost lease is left for the test to see in
+    ``lease.lost``: the product's ``on_lost`` ends the process, here the pytest worker."""
     location = parse_object_uri(root).child("orders.lock")
-    return Lease(location, s3.settings, **{"timing": SHORT, **kwargs})  # type: ignore[arg-type]
+    defaults = {"timing": SHORT, "on_lost": lambda message: None}
+    return Lease(location, s3.settings, **{**defaults, **kwargs})  # type: ignore[arg-type]
 
 
 def stored(s3: LocalBucket, lease: Lease) -> dict[str, object] | None:
@@ -87,7 +93,7 @@ def test_second_taker_is_refused_naming_the_holder(s3: LocalBucket, root: str) -
 
 
 def test_heartbeat_renews_with_the_etag_it_wrote(s3: LocalBucket, root: str) -> None:
-    lease = lease_of(s3, root)
+    lease = lease_of(s3, root, timing=RENEWING)
     lease.take()
     try:
         first = stored(s3, lease)
