@@ -120,8 +120,10 @@ class WholeTargetDmlPerBatch(Rule):
 
     A model's statements run for every micro-batch, so an unrestricted `DELETE FROM {{ this }}`,
     `UPDATE {{ this }} SET ...` or `TRUNCATE TABLE {{ this }}` empties or rewrites the whole
-    target each time new events arrive. Restrict it to the keys of the batch
-    (`WHERE key IN (SELECT key FROM {{ batch }})`) or express it as a MERGE.
+    target each time new events arrive. Restrict it with a `WHERE`, or reach only the batch's
+    keys with a MERGE (`MERGE INTO {{ this }} t USING (SELECT key FROM {{ batch }} GROUP BY
+    key) s ON t.key = s.key WHEN MATCHED THEN DELETE`): Delta refuses a subquery in a
+    `DELETE`'s or `UPDATE`'s `WHERE` (`DELTA_UNSUPPORTED_SUBQUERY`).
     """
 
     code = "DL012"
