@@ -112,3 +112,20 @@ SELECT order_i FROM table_changes('{{ ref("up") }}', 0);
         (5, "[UNRESOLVED_COLUMN] column 'order_i' is not a column of up or silver.up")
     ]
     assert "_commit_timestamp" in found[0][2] and "did you mean order_id?" in found[0][2]
+
+
+def test_a_table_function_with_the_wrong_number_of_arguments(
+    project_factory: Callable[..., Path],
+) -> None:
+    model = """\
+{{ config(stream='orders', target='silver.changes', unique_key='order_id') }}
+CREATE OR REPLACE TEMPORARY VIEW a AS SELECT * FROM table_changes('silver.up');
+CREATE OR REPLACE TEMPORARY VIEW b AS SELECT * FROM range(1, 2, 3, 4, 5);
+CREATE OR REPLACE TEMPORARY VIEW c AS SELECT * FROM range(10);
+"""
+    found = _findings(project_factory({"m": model}), "DL038")
+
+    assert [(line, message) for line, _, message in found] == [
+        (2, "[INCORRECT_NUMBER_OF_ARGUMENTS] table_changes() takes 2 or 3 arguments, not 1"),
+        (3, "[WRONG_NUM_ARGS] range() takes 1, 2, 3 or 4 arguments, not 5"),
+    ]
