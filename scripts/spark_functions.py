@@ -20,23 +20,36 @@ REPO = Path(__file__).resolve().parents[1]
 OUT = REPO / "runner" / "lint" / "spark_functions.py"
 
 
+def _listed(function_registry) -> list:  # noqa: ANN001 - a JVM FunctionRegistry
+    """The function identifiers ``function_registry`` lists."""
+    found = []
+    iterator = function_registry.listFunction().iterator()
+    while iterator.hasNext():
+        found.append(iterator.next())
+    return found
+
+
+def table_functions(spark) -> frozenset[str]:  # noqa: ANN001 - a SparkSession
+    """The names Spark has only as table functions (Delta's table_changes, ...): called in a
+    FROM, not as a value (range, explode, ... are both)."""
+    state = spark._jsparkSession.sessionState()
+    scalar = {i.funcName().lower() for i in _listed(state.functionRegistry())}
+    return frozenset(i.funcName().lower() for i in _listed(state.tableFunctionRegistry())) - scalar
+
+
 def registry(spark) -> tuple[list[str], list[str]]:  # noqa: ANN001 - a SparkSession
     """(every built-in function's name, the aggregates' names), sorted, lower-case."""
-    jvm_session = spark._jsparkSession
-    registry = jvm_session.sessionState().functionRegistry()
+    function_registry = spark._jsparkSession.sessionState().functionRegistry()
     names, aggregates = set(), set()
-    iterator = registry.listFunction().iterator()
-    while iterator.hasNext():
-        identifier = iterator.next()
+    for identifier in _listed(function_registry):
         name = identifier.funcName().lower()
         names.add(name)
-        info = registry.lookupFunction(identifier)
+        info = function_registry.lookupFunction(identifier)
         if info.isDefined() and info.get().getGroup() == "agg_funcs":
             aggregates.add(name)
     # table functions (range, explode, Delta's table_changes, ...) are called the same way
-    iterator = jvm_session.sessionState().tableFunctionRegistry().listFunction().iterator()
-    while iterator.hasNext():
-        names.add(iterator.next().funcName().lower())
+    table_registry = spark._jsparkSession.sessionState().tableFunctionRegistry()
+    names.update(i.funcName().lower() for i in _listed(table_registry))
     return sorted(names), sorted(aggregates)
 
 
@@ -44,12 +57,21 @@ PROBED_UP_TO = 6  # argument counts tried: 0 to this; accepting this many means 
 _NAME = re.compile(r"[a-z_][a-z0-9_]*")
 
 
-def arities(spark, names: list[str]) -> dict[str, tuple[tuple[int, ...], bool]]:  # noqa: ANN001
+# what Spark says of a wrong argument count: its own functions', and Delta's table functions'
+_WRONG_COUNT = ("WRONG_NUM_ARGS", "INCORRECT_NUMBER_OF_ARGUMENTS")
+
+
+def arities(
+    spark,  # noqa: ANN001 - a SparkSession
+    names: list[str],
+    tables: frozenset[str] = frozenset(),
+) -> dict[str, tuple[tuple[int, ...], bool]]:
     """For each function Spark refuses some argument count of (``WRONG_NUM_ARGS``): the counts
     from 0 to PROBED_UP_TO it accepts, and whether it accepts PROBED_UP_TO (then more are taken
-    as accepted too). Probed by analysing ``SELECT (fn(NULL, ...))``; any other error (a type
-    error, a generator where a value is expected) means the count itself was accepted. A name
-    the parser treats as syntax is left out."""
+    as accepted too). Probed by analysing ``SELECT (fn(NULL, ...))``, or ``SELECT * FROM
+    fn(NULL, ...)`` for a name in ``tables`` that Spark has only as a table function (Delta's
+    table_changes); any other error (a type error, a generator where a value is expected) means
+    the count itself was accepted. A name the parser treats as syntax is left out."""
     from pyspark.errors import AnalysisException, ParseException
 
     # pyspark logs every failed query with its stack trace; thousands are expected here
@@ -63,16 +85,20 @@ def arities(spark, names: list[str]) -> dict[str, tuple[tuple[int, ...], bool]]:
             try:
                 # in parentheses: a bare `current_timestamp(x)` in a SELECT list is read as
                 # the keyword with an alias list, while in an expression it is a call
-                spark.sql(f"SELECT ({name}({', '.join(['NULL'] * count)}))")
+                call = f"{name}({', '.join(['NULL'] * count)})"
+                spark.sql(f"SELECT * FROM {call}" if name in tables else f"SELECT ({call})")
             except ParseException:
                 parsed = False
                 break
             except AnalysisException as error:
-                if (error.getCondition() or "").startswith("WRONG_NUM_ARGS"):
+                if (error.getCondition() or "").startswith(_WRONG_COUNT):
                     refused = True
                     continue
-            except Exception:  # noqa: BLE001 - anything but WRONG_NUM_ARGS: the count is accepted
-                pass
+            except Exception as error:  # noqa: BLE001 - any other error: the count is accepted
+                # Delta's count error reaches pyspark only as a Java error naming its class
+                if any(code in str(error) for code in _WRONG_COUNT):
+                    refused = True
+                    continue
             accepted.append(count)
         if parsed and refused:
             found[name] = (tuple(accepted), PROBED_UP_TO in accepted)
@@ -127,7 +153,7 @@ def main() -> None:
     spark = analysis_session(load(REPO), scratch)
     try:
         names, aggregates = registry(spark)
-        counts = arities(spark, names)
+        counts = arities(spark, names, table_functions(spark))
     finally:
         spark.stop()
     OUT.write_text(render(__version__, names, aggregates, counts))

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sqlglot import exp
+from sqlglot.tokens import TokenType
 
 from runner.lint.base import Violation
 from runner.lint.context import Location, ModelContext, ParsedStatement
@@ -20,7 +21,7 @@ from runner.lint.rules.analysis import AnalysisSkipped, SparkAnalysisError
 from runner.project import Project
 from runner.specs.model import ModelSpec
 from runner.specs.target import split_table_name
-from runner.sql.dialect import Optimize, Vacuum
+from runner.sql.dialect import Delta, Optimize, Vacuum
 
 # How a statement is analyzed (see runner/spark/analyze.py for why).
 RUN = "run"  # executed: temporary views and session settings later statements depend on
@@ -38,6 +39,34 @@ class PlannedStatement:
     @property
     def sql(self) -> str:
         return self.parsed.sql
+
+    @property
+    def merge_source(self) -> str | None:
+        """A MERGE's ``USING (query)`` alone, or None for any other statement.
+
+        EXPLAIN of a MERGE resolves its clauses but not every check of its source query: Delta
+        keeps the source aside and Spark checks it when the MERGE runs (a column neither
+        grouped nor aggregated, ``MISSING_AGGREGATION``, passes EXPLAIN and fails the run). So
+        the source query is EXPLAINed on its own too. Everything before it is blanked, newlines
+        kept, so that Spark's line and position in it are the statement's.
+        """
+        if not isinstance(self.parsed.expression, exp.Merge):
+            return None
+        sql = self.sql
+        tokens = Delta().tokenize(sql)
+        kinds = [token.token_type for token in tokens]
+        if TokenType.USING not in kinds:
+            return None
+        opening = kinds.index(TokenType.USING) + 1
+        if kinds[opening : opening + 1] != [TokenType.L_PAREN]:
+            return None  # a table or a view: nothing of its own to check
+        depth = 0
+        for token in tokens[opening:]:
+            depth += {TokenType.L_PAREN: 1, TokenType.R_PAREN: -1}.get(token.token_type, 0)
+            if depth == 0:
+                start, end = tokens[opening].start, token.start
+                return re.sub(r"[^\n]", " ", sql[: start + 1]) + sql[start + 1 : end]
+        return None
 
 
 @dataclass(frozen=True)

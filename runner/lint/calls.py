@@ -43,10 +43,11 @@ _KEYWORDS = frozenset(
     {"and", "by", "cube", "else", "in", "on", "or", "over", "rollup", "sets", "set", "then",
      "values", "when", "within"}
 )  # fmt: skip
-# After these, a name followed by "(" is a table, a view, a column list or a quantifier
+# After these, a name followed by "(" is a table, a view, a column list or a quantifier (after
+# FROM or JOIN it is a table function's call, counted as any other: `range(10)`)
 _NOT_A_CALL_AFTER = frozenset(
-    {"as", "exists", "from", "function", "ilike", "into", "join", "like", "table", "update",
-     "using", "view", "with"}
+    {"as", "exists", "function", "ilike", "into", "like", "table", "update", "using", "view",
+     "with"}
 )  # fmt: skip
 _SPECIAL_SYNTAX = frozenset(
     {"as", "both", "for", "from", "in", "leading", "placing", "similar", "trailing", "using"}

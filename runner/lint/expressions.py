@@ -28,6 +28,18 @@ def table_key(table: exp.Expr) -> str:
     return ".".join(part.name for part in table.parts).lower()
 
 
+def change_feed_table(item: exp.Expr) -> str | None:
+    """The table (its key, as ``table_key``'s) whose Change Data Feed a FROM item
+    ``table_changes('<table>', ...)`` reads, or None for any other item."""
+    call = item.this if isinstance(item, exp.Table) else None
+    if not isinstance(call, exp.Anonymous) or call.name.lower() != "table_changes":
+        return None
+    first = call.expressions[0] if call.expressions else None
+    if not (isinstance(first, exp.Literal) and first.is_string):
+        return None
+    return ".".join(part.strip().strip("`") for part in first.name.split(".")).lower()
+
+
 def temp_views(statements: list[ParsedStatement]) -> Views:
     """Views created by ``CREATE [OR REPLACE] [TEMPORARY] VIEW`` statements, by name."""
     views: Views = {}

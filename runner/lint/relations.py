@@ -20,8 +20,8 @@ from sqlglot import exp
 
 from runner.errors import RunnerError
 from runner.lint.context import ModelContext, ParsedStatement
-from runner.lint.expressions import output_name, table_key
-from runner.lint.types import Kind, Kinds, TypeScope, data_type_kind, ddl_kinds
+from runner.lint.expressions import change_feed_table, output_name, table_key
+from runner.lint.types import CDF_KINDS, Kind, Kinds, TypeScope, data_type_kind, ddl_kinds
 from runner.project import Project
 from runner.specs.seeds import load_seeds
 
@@ -322,6 +322,12 @@ def select_sources(select: exp.Select, relations: Relations) -> dict[str, Column
                 sources[table_key(item)] = columns
         elif isinstance(item, exp.Subquery):
             sources[item.alias_or_name.lower()] = projection(item.this, relations)
+        elif (feed := change_feed_table(item)) is not None:
+            columns = relations.get(feed)
+            columns = None if columns is None else (*columns, *CDF_KINDS)
+            sources[item.alias.lower() or feed.rsplit(".", 1)[-1]] = columns
+            if not item.alias:
+                sources[feed] = columns
         else:
             sources[""] = None
     if select.args.get("laterals"):

@@ -18,7 +18,8 @@ from collections.abc import Mapping
 from sqlglot import exp
 
 from runner.ddl import split_columns
-from runner.lint.expressions import is_scope, output_name, table_key
+from runner.lint.expressions import change_feed_table, is_scope, output_name, table_key
+from runner.specs.stream import CDF_COLUMNS
 
 Kind = str | None
 Kinds = Mapping[str, Kind]  # lower-cased column name -> its kind
@@ -66,6 +67,10 @@ def ddl_kinds(ddl: str | None) -> dict[str, Kind] | None:
         word = rest.strip().split("<", 1)[0].split("(", 1)[0].split(None, 1)
         kinds[name.lower()] = _DDL_KINDS.get(word[0].upper()) if word else None
     return kinds
+
+
+# the columns table_changes() adds to the table's (Delta's Change Data Feed)
+CDF_KINDS: Kinds = ddl_kinds(CDF_COLUMNS) or {}
 
 
 def data_type_kind(data_type: exp.Expr | None) -> Kind:
@@ -150,7 +155,8 @@ class TypeScope:
         if qualifier:
             kinds = sources.get(qualifier)
             return kinds.get(name) if kinds is not None else None
-        hits = [kinds for kinds in sources.values() if kinds is None or name in kinds]
+        # one relation is there under its alias and its name: count it once
+        hits = list({id(k): k for k in sources.values() if k is None or name in k}.values())
         if len(hits) != 1 or hits[0] is None:
             return None  # ambiguous, unknown, or possibly in a relation of unknown columns
         return hits[0][name]
@@ -187,6 +193,11 @@ class TypeScope:
                 found.setdefault(table_key(item), kinds)
             elif isinstance(item, exp.Subquery):
                 found[item.alias_or_name.lower()] = self.projection_kinds(item.this)
+            elif item is not None and (feed := change_feed_table(item)) is not None:
+                kinds = self.relations.get(feed)
+                kinds = None if kinds is None else {**kinds, **CDF_KINDS}
+                found[item.alias.lower() or feed.rsplit(".", 1)[-1]] = kinds
+                found.setdefault(feed, kinds)
             else:
                 found[""] = None
         return found

@@ -18,11 +18,13 @@ How each statement is analyzed (``runner.lint.analyze`` decides the mode from it
     ``EXPLAIN``: DML is EXPLAINed, never executed. In Spark 4.2 with Delta 4.4, EXPLAIN of a MERGE
     runs Delta's MERGE resolution in full (assignments, ``UPDATE SET *`` / ``INSERT *``, the
     types in ``ON`` and in the assignments), as EXPLAIN of INSERT, UPDATE and DELETE does; this
-    was checked against unresolved names and type mismatches in each clause. EXPLAIN does not
-    raise on an analysis error: it prints "Error occurred during query planning:" and the error,
-    which is read from its output. Executing the MERGE on the empty tables would analyze it the
-    same and change nothing real, but the first Delta MERGE in a JVM is far slower than an
-    EXPLAIN of it.
+    was checked against unresolved names and type mismatches in each clause. It does not run
+    every check of a ``USING (query)`` source, which Spark runs with the MERGE (a column neither
+    grouped nor aggregated passes EXPLAIN), so that query is EXPLAINed on its own too.
+    EXPLAIN does not raise on an analysis error: it prints "Error occurred during query
+    planning:" and the error, which is read from its output. Executing the MERGE on the empty
+    tables would analyze it as a run does and change nothing real, but the first Delta MERGE in
+    a JVM is far slower than an EXPLAIN of it.
     ``EXPLAIN_OR_RUN``: a statement that writes only a stand-in target. When Spark cannot
     EXPLAIN it (Delta's OPTIMIZE and VACUUM; EXPLAIN of MERGE ... WITH SCHEMA EVOLUTION does not
     parse), it is executed on the empty table instead, which is quick and validates it (e.g.
@@ -168,6 +170,9 @@ def _analyze_statement(session: SparkSession, planned: PlannedStatement) -> None
             return  # valid, but Spark cannot EXPLAIN it and it writes a real table: not run
         else:
             raise
+    else:
+        if planned.merge_source is not None:
+            _explain(session, planned.merge_source)
 
 
 def _explain(session: SparkSession, sql: str) -> None:

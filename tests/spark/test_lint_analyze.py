@@ -100,7 +100,7 @@ def test_the_example_project_analyzes_clean(
     assert json.loads(result.output)["findings"] == []
 
 
-def test_type_error_in_a_view_and_a_syntax_error_reported_once(
+def test_type_error_in_a_view_a_merge_source_and_a_syntax_error_reported_once(
     cli: Callable, project_factory: Callable[..., Path], spark: SparkSession
 ) -> None:
     typed = MODEL.replace(
@@ -111,7 +111,12 @@ def test_type_error_in_a_view_and_a_syntax_error_reported_once(
         "analyze.orders",
         "analyze.orders_broken",  # one writer per target
     )
-    project = project_factory({"typed": typed, "broken": broken})
+    # EXPLAIN of this MERGE passes: Spark checks its source's aggregation only when it runs
+    ungrouped = MODEL.replace(
+        "USING orders_latest AS s",
+        "USING (SELECT *, max(amount) AS top FROM orders_latest GROUP BY order_id) AS s",
+    ).replace("analyze.orders", "analyze.orders_ungrouped")
+    project = project_factory({"typed": typed, "broken": broken, "ungrouped": ungrouped})
 
     result = cli("lint", "--analyze", "--format", "json", "--project-dir", project)
 
@@ -124,6 +129,7 @@ def test_type_error_in_a_view_and_a_syntax_error_reported_once(
     # The syntax error is sqlglot's DL001 finding only, not Spark's again.
     assert ("models/broken.sql", "DL001") in by_file
     assert ("models/broken.sql", "DL100") not in by_file
+    assert "MISSING_AGGREGATION" in by_file[("models/ungrouped.sql", "DL100")]["message"]
 
 
 def test_stand_ins_leave_the_session_catalog_as_it_was(

@@ -25,6 +25,10 @@ def counted(sql: str) -> list[tuple[str, int]]:
         ("SELECT element_at(arr[0], 1)", [("element_at", 2)]),
         ("SELECT count(*) FILTER (WHERE x > 1) FROM t", [("count", 1)]),
         ("SELECT a FROM t WHERE a IN (1, 2) AND (b OR c)", []),
+        (
+            "SELECT * FROM range(1, 10) JOIN table_changes('t', 0)",
+            [("range", 2), ("table_changes", 2)],
+        ),
     ],
 )
 def test_calls_and_their_argument_counts(sql: str, expected: list[tuple[str, int]]) -> None:
@@ -45,7 +49,6 @@ def test_calls_and_their_argument_counts(sql: str, expected: list[tuple[str, int
         "CREATE TABLE s.t (amount DECIMAL(10, 2), name VARCHAR(20))",
         "INSERT INTO s.t (a, b) VALUES (1, 2)",
         "SELECT * FROM t WHERE name LIKE ANY ('a%', 'b%')",
-        "SELECT * FROM range(1, 10)",
         "CREATE OR REPLACE TEMPORARY VIEW v (a, b) AS SELECT 1, 2",
         "SELECT db.fn(a, b, c)",
     ],

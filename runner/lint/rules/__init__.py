@@ -57,6 +57,7 @@ from runner.lint.rules.statements import (
     OpaqueStatement,
     SelectStarInFinalProjection,
     SqlSyntaxError,
+    SubqueryInDeltaDmlCondition,
     WholeTargetDmlPerBatch,
 )
 from runner.lint.rules.streaming import (
@@ -111,6 +112,7 @@ RULES: tuple[type[Rule], ...] = (
     StoreAssignmentRefused,  # DL036
     ViewReadBeforeCreated,  # DL037
     WrongArgumentCount,  # DL038
+    SubqueryInDeltaDmlCondition,  # DL039
 )
 
 # The rules of `runner lint --analyze`, found by Spark (runner.lint.analyze), documented last.

@@ -271,8 +271,10 @@ class WrongArgumentCount(Rule):
     """A built-in function is called with a number of arguments Spark does not take.
 
     Spark's analyzer refuses it (`WRONG_NUM_ARGS`): `max(a, b)` (use `greatest`),
-    `current_timestamp(x)`, `substring(s)`. The counts each function takes were probed from the
-    pinned Spark (`runner/lint/spark_functions.py`). Calls written in special syntax
+    `current_timestamp(x)`, `substring(s)`, and a table function in a `FROM` alike
+    (`range()`; Delta's `table_changes('t')`: `INCORRECT_NUMBER_OF_ARGUMENTS`). The counts each
+    function takes were probed from the pinned Spark (`runner/lint/spark_functions.py`). Calls
+    written in special syntax
     (`CAST(x AS t)`, `EXTRACT(YEAR FROM d)`, `TRIM(BOTH ' ' FROM s)`, a unit first as in
     `timestampadd(HOUR, 1, ts)`), with named arguments, or inside a statement that does not
     parse are left to Spark.
@@ -293,10 +295,17 @@ class WrongArgumentCount(Rule):
                 if takes is None or _takes(takes, call.arguments):
                     continue
                 name = parsed.sql[call.offset : call.offset + len(call.name)]
-                message = f"[WRONG_NUM_ARGS] {name}() takes {_counts(takes)}, not {call.arguments}"
+                error = _COUNT_ERRORS.get(call.name, "WRONG_NUM_ARGS")
+                message = f"[{error}] {name}() takes {_counts(takes)}, not {call.arguments}"
                 at = context.locate_offset(parsed, call.offset, name)
                 found.append(self.violation(context, at, message))
         return found
+
+
+# Delta's table functions name a wrong argument count otherwise than Spark's functions do
+_COUNT_ERRORS = dict.fromkeys(
+    ("table_changes", "table_changes_by_path"), "INCORRECT_NUMBER_OF_ARGUMENTS"
+)
 
 
 def _takes(takes: tuple[tuple[int, ...], bool], count: int) -> bool:

@@ -6,6 +6,7 @@ judged.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 from sqlglot import exp
@@ -24,9 +25,36 @@ from runner.lint.types import (
 )
 
 _ARITHMETIC = (exp.Add, exp.Sub, exp.Mul, exp.Div, exp.Mod)
+_ORDERING = (exp.Max, exp.Min, exp.Greatest, exp.Least, exp.ArgMax, exp.ArgMin)  # order values
 _NOT_NUMBERS = COMPLEX | {"boolean"}  # kinds no arithmetic takes, whatever the other side
 # The strings Spark's ANSI cast reads as a boolean (StringUtils.isTrueString / isFalseString)
 _BOOLEAN_STRINGS = frozenset({"t", "true", "y", "yes", "1", "f", "false", "n", "no", "0"})
+# The words a string cast to a date or timestamp may be instead of a date (Spark's special
+# datetime values); any other string that does not start with a year of four digits or more
+# (or, for a timestamp, with a time: 'T10:00') is no date
+_DATETIME_WORDS = frozenset({"now", "today", "epoch", "yesterday", "tomorrow"})
+_DATETIME_START = {
+    "date": re.compile(r"[+-]?\d{4}"),
+    "timestamp": re.compile(r"[+-]?\d{4}|T\d", re.I),
+}
+# The casts between kinds that Spark's ANSI mode refuses (Cast.canAnsiCast), whatever the
+# precise types of those kinds, with the error class's suffix; an explicit CAST and what Delta
+# stores into a column (UPDATE SET, a MERGE's SET and VALUES) both follow it. Each was checked
+# against Spark 4.2 with Delta 4.4 (an UPDATE SET of each kind into a column of each kind).
+_ANSI_REFUSED = {
+    ("timestamp", "boolean"): "CAST_WITH_CONF_SUGGESTION",
+    ("date", "boolean"): "CAST_WITH_CONF_SUGGESTION",
+    ("boolean", "timestamp"): "CAST_WITH_CONF_SUGGESTION",
+    ("boolean", "date"): "CAST_WITHOUT_SUGGESTION",
+    ("numeric", "date"): "CAST_WITH_FUNC_SUGGESTION",
+    ("date", "numeric"): "CAST_WITH_FUNC_SUGGESTION",
+    **{(kind, "binary"): "CAST_WITHOUT_SUGGESTION" for kind in ("boolean", "timestamp", "date")},
+    ("numeric", "binary"): "CAST_WITH_CONF_SUGGESTION",  # an integer's; a decimal's: WITHOUT
+    **{
+        ("binary", kind): "CAST_WITHOUT_SUGGESTION"
+        for kind in ("numeric", "boolean", "timestamp", "date")
+    },
+}
 
 
 def _text(kind: Kind) -> str:
@@ -46,7 +74,27 @@ def invalid_literal_cast(value: exp.Expr, kind: Kind) -> str | None:
             return f"the value '{value.this}' of the type STRING cannot be cast to a number"
     if kind == "boolean" and text.lower() not in _BOOLEAN_STRINGS:
         return f"the value '{value.this}' of the type STRING cannot be cast to BOOLEAN"
+    start = _DATETIME_START.get(kind or "")
+    if start is not None and text.lower() not in _DATETIME_WORDS and not start.match(text):
+        return f"the value '{value.this}' of the type STRING cannot be cast to {_text(kind)}"
     return None
+
+
+def refused_cast(source: Kind, target: Kind) -> str | None:
+    """The ``DATATYPE_MISMATCH`` error class Spark's ANSI cast from ``source`` to ``target``
+    fails with, or None when it casts (or a kind is not known)."""
+    if source in (None, "null") or target is None or source == target:
+        return None
+    if source in COMPLEX or target in COMPLEX:
+        return None if target == "string" else "CAST_WITHOUT_SUGGESTION"
+    return _ANSI_REFUSED.get((source, target))
+
+
+def _cast_refusal(source: Kind, target: Kind) -> str:
+    ansi = (
+        " with ANSI mode on" if refused_cast(source, target) == "CAST_WITH_CONF_SUGGESTION" else ""
+    )
+    return f"cannot cast {_text(source)} to {_text(target)}{ansi}"
 
 
 def _literal(node: exp.Expr) -> exp.Expr:
@@ -61,10 +109,14 @@ class DataTypeMismatch(Rule):
     a boolean, map, array or struct (`BINARY_OP_DIFF_TYPES`, `UNEXPECTED_INPUT_TYPE`);
     `IN` (a list or a subquery), `CASE`, `IF` or `COALESCE` mixing such a value with other
     types (`DATA_DIFF_TYPES`, `IN_SUBQUERY_DATA_TYPE_MISMATCH`);
-    a cast Spark's ANSI mode forbids (a timestamp or date to BOOLEAN:
-    `CAST_WITH_CONF_SUGGESTION`; a map, array or struct to anything but a string:
-    `CAST_WITHOUT_SUGGESTION`); and a string literal compared with a number or a boolean that
-    it cannot be cast to (`CAST_INVALID_INPUT`, raised when Spark folds the constant).
+    a cast Spark's ANSI mode forbids, `TRY_CAST` too (a timestamp or date to BOOLEAN and a
+    BOOLEAN to a timestamp: `CAST_WITH_CONF_SUGGESTION`; a number to a DATE or back:
+    `CAST_WITH_FUNC_SUGGESTION`; a map, array or struct to anything but a string, a BINARY to
+    anything but a string: `CAST_WITHOUT_SUGGESTION`); a map where Spark orders values
+    (`max`, `min`, `max_by`, `min_by`, `greatest`, `least`, `ORDER BY`:
+    `INVALID_ORDERING_TYPE`); and a string literal compared with or cast to a number, a
+    boolean, a date or a timestamp that it cannot be (`CAST_INVALID_INPUT`, raised when Spark
+    folds the constant: `'x'` is no timestamp, `'2024-01-01'` and `'now'` are).
     The types come from the columns the project declares (targets, streams, seeds), the views
     the model creates, literals, casts and the constructors `array()`, `map()`,
     `named_struct()`; an expression of a type the linter does not know is not judged.
@@ -152,6 +204,41 @@ def _mismatches(parsed: ParsedStatement, scope: TypeScope) -> Iterator[tuple[exp
                 )
         elif isinstance(node, exp.Cast):
             yield from _bad_cast(node, scope)
+        elif isinstance(node, (*_ORDERING, exp.Ordered)):
+            yield from _unordered(node, scope)
+
+
+def _unordered(node: exp.Expr, scope: TypeScope) -> Iterator[tuple[exp.Expr, str]]:
+    """A map where Spark must order values: it has no order (``INVALID_ORDERING_TYPE``)."""
+    if isinstance(node, (exp.ArgMax, exp.ArgMin)):
+        values = [node.expression]  # max_by(x, ordering)
+    elif isinstance(node, exp.Ordered):
+        if _names_projected_alias(node):
+            return  # ORDER BY an output column: its kind is the projection's
+        values = [node.this]
+    else:
+        values = [node.this, *node.expressions]
+    if any(scope.kind(value) == "map" for value in values):
+        names: dict[type, str] = {
+            exp.Ordered: "ORDER BY",
+            exp.ArgMax: "max_by()",
+            exp.ArgMin: "min_by()",
+        }
+        what = names.get(type(node)) or f"{type(node).__name__.lower()}()"
+        yield (
+            node,
+            f"[DATATYPE_MISMATCH.INVALID_ORDERING_TYPE] {_sql(node)}: {what} orders its values, "
+            "and a MAP has no order",
+        )
+
+
+def _names_projected_alias(ordered: exp.Ordered) -> bool:
+    order = ordered.parent
+    select = order.parent if isinstance(order, exp.Order) else None
+    if not isinstance(select, exp.Select) or not isinstance(ordered.this, exp.Column):
+        return False
+    aliases = {item.alias.lower() for item in select.expressions if isinstance(item, exp.Alias)}
+    return ordered.this.name.lower() in aliases
 
 
 def _incomparable(left: Kind, right: Kind) -> bool:
@@ -167,25 +254,13 @@ def _mixed(kinds: list[Kind]) -> bool:
 
 def _bad_cast(node: exp.Cast, scope: TypeScope) -> Iterator[tuple[exp.Expr, str]]:
     source, target = scope.kind(node.this), data_type_kind(node.args.get("to"))
-    if target is None or source in (None, "null"):
-        return
-    if source in ("timestamp", "date") and target == "boolean":
+    refused = refused_cast(source, target)
+    if refused:
         yield (
             node,
-            (
-                f"[DATATYPE_MISMATCH.CAST_WITH_CONF_SUGGESTION] {_sql(node)}: cannot cast "
-                f"{_text(source)} to BOOLEAN with ANSI mode on"
-            ),
+            f"[DATATYPE_MISMATCH.{refused}] {_sql(node)}: {_cast_refusal(source, target)}",
         )
-    elif source in COMPLEX and target != source and target != "string":
-        yield (
-            node,
-            (
-                f"[DATATYPE_MISMATCH.CAST_WITHOUT_SUGGESTION] {_sql(node)}: cannot cast "
-                f"{_text(source)} to {_text(target)}"
-            ),
-        )
-    else:
+    elif target is not None and not node.args.get("safe"):  # TRY_CAST: NULL, no error
         why = invalid_literal_cast(_literal(node.this), target)
         if why:
             yield node, f"[CAST_INVALID_INPUT] {_sql(node)}: {why}"
@@ -200,12 +275,15 @@ class StoreAssignmentRefused(Rule):
     """A value stored into a target column is of a type Delta cannot cast to the column's.
 
     Checked in `UPDATE ... SET` and a MERGE's `UPDATE SET` and `INSERT (...) VALUES (...)`.
-    Delta casts what it stores to the column's type, and refuses what cannot be cast: a map,
-    array or struct into a column of another type (`DATATYPE_MISMATCH.CAST_WITHOUT_SUGGESTION`),
-    a value into a map, array or struct column that is not one, and a string literal that is
-    no number into a numeric column, or no boolean into a BOOLEAN one (`CAST_INVALID_INPUT`).
-    What Delta casts (a boolean or a timestamp into a BIGINT, a number into a string) is not
-    reported. The columns' types are the target's (its `columns=` or its stream's).
+    Delta casts what it stores to the column's type with Spark's ANSI cast, and refuses what
+    that cannot cast (`DATATYPE_MISMATCH.*`, the same casts as DL035's): a map, array or
+    struct into a column of another type, or a value into such a column that is not one; a
+    BOOLEAN into a timestamp or DATE column, a timestamp or DATE into a BOOLEAN one, a number
+    into a DATE or back, anything but a string into a BINARY column; and a string literal that
+    is no number, boolean, date or timestamp into such a column (`CAST_INVALID_INPUT`).
+    What Delta casts (a boolean or a timestamp into a BIGINT, a number into a string or a
+    timestamp) is not reported. The columns' types are the target's (its `columns=` or its
+    stream's).
     """
 
     spark_rejects = True
@@ -262,10 +340,12 @@ def _refused(column: str, value: exp.Expr, kinds: dict, scope: TypeScope) -> str
     source = scope.kind(value)
     if target is None or source in (None, "null"):
         return None
-    if (source in COMPLEX or target in COMPLEX) and source != target and target != "string":
+    refused = refused_cast(source, target)
+    if refused:
         return (
-            f"[DATATYPE_MISMATCH.CAST_WITHOUT_SUGGESTION] {_sql(value)} is of type "
-            f"{_text(source)}; Delta cannot store it into {column}, of type {_text(target)}"
+            f"[DATATYPE_MISMATCH.{refused}] {_sql(value)} is of type {_text(source)}; Delta "
+            f"cannot store it into {column}, of type {_text(target)} "
+            f"({_cast_refusal(source, target)})"
         )
     why = invalid_literal_cast(_literal(value), target)
     if why:

@@ -120,8 +120,10 @@ class WholeTargetDmlPerBatch(Rule):
 
     A model's statements run for every micro-batch, so an unrestricted `DELETE FROM {{ this }}`,
     `UPDATE {{ this }} SET ...` or `TRUNCATE TABLE {{ this }}` empties or rewrites the whole
-    target each time new events arrive. Restrict it to the keys of the batch
-    (`WHERE key IN (SELECT key FROM {{ batch }})`) or express it as a MERGE.
+    target each time new events arrive. Restrict it with a `WHERE`, or reach only the batch's
+    keys with a MERGE (`MERGE INTO {{ this }} t USING (SELECT key FROM {{ batch }} GROUP BY
+    key) s ON t.key = s.key WHEN MATCHED THEN DELETE`): Delta refuses a subquery in a
+    `DELETE`'s or `UPDATE`'s `WHERE` (`DELTA_UNSUPPORTED_SUBQUERY`).
     """
 
     code = "DL012"
@@ -152,6 +154,42 @@ class WholeTargetDmlPerBatch(Rule):
                         "the batch's keys or use MERGE"
                     )
                     found.append(self.violation(context, where, message))
+        return found
+
+
+class SubqueryInDeltaDmlCondition(Rule):
+    """A `DELETE` or `UPDATE` of a Delta table has a subquery in its `WHERE`.
+
+    Delta refuses it (`DELTA_UNSUPPORTED_SUBQUERY`): `DELETE FROM {{ this }} WHERE key IN
+    (SELECT key FROM {{ batch }})`, an `EXISTS (...)` or a scalar subquery alike. To delete or
+    update the rows of the batch's keys, use a MERGE: `MERGE INTO {{ this }} t USING (SELECT
+    key FROM {{ batch }} GROUP BY key) s ON t.key = s.key WHEN MATCHED THEN DELETE`. Checked on
+    the tables the project's models write (all Delta tables).
+    """
+
+    spark_rejects = True
+    code = "DL039"
+    severity = ERROR
+
+    def check(self, context: ModelContext) -> list[Violation]:
+        targets = {table.lower() for table in context.project.models_by_target}
+        found = []
+        for parsed in context.statements():
+            node = parsed.expression
+            if not isinstance(node, (exp.Delete, exp.Update)):
+                continue
+            where = node.args.get("where")
+            subquery = where.find(exp.Query) if where is not None else None
+            if subquery is None or table_key(node.this) not in targets:
+                continue
+            deletes = isinstance(node, exp.Delete)
+            message = (
+                "[DELTA_UNSUPPORTED_SUBQUERY] Delta refuses a subquery in "
+                f"{'a DELETE' if deletes else 'an UPDATE'}'s WHERE; reach the rows of the "
+                "batch's keys with a MERGE (... WHEN MATCHED THEN "
+                f"{'DELETE' if deletes else 'UPDATE SET ...'})"
+            )
+            found.append(self.violation(context, context.locate_node(parsed, subquery), message))
         return found
 
 
