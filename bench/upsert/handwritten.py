@@ -11,12 +11,15 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql.streaming import StreamingQuery
 
 from bench.upsert.events import EVENT_SCHEMA
 from runner.project import load
@@ -54,6 +57,12 @@ def arguments(description: str) -> argparse.Namespace:
     parser.add_argument("--landing", type=Path, required=True, help="the order files")
     parser.add_argument("--result", type=Path, required=True, help="JSON written at the end")
     parser.add_argument("--optimize-every", type=int, default=0)
+    parser.add_argument(
+        "--stream",
+        metavar="TRIGGER",
+        help="stream until SIGTERM on this processing-time trigger, reading every new file "
+        "each batch (goal 3's freshness), instead of every file now, one a batch",
+    )
     parser.add_argument(
         "--spark-defaults",
         action="store_true",
@@ -93,13 +102,6 @@ def run_available_now(
     """Stream every file in ``landing`` through ``function``, one file per batch, timing each
     call; then keep Spark's own per-batch durations."""
 
-    def timed(batch: DataFrame, batch_id: int) -> None:
-        started, clock = time.time(), time.monotonic()
-        function(batch, batch_id)
-        seconds = time.monotonic() - clock
-        result.batches.append(BatchTiming(batch_id, started, seconds))
-        print(f"{result.variant} batch {batch_id}: {seconds:.2f}s", flush=True)
-
     query = (
         spark.readStream.format("json")
         .schema(EVENT_SCHEMA)
@@ -107,11 +109,58 @@ def run_available_now(
         .load(str(landing))
         .writeStream.queryName(result.variant)
         .option("checkpointLocation", str(checkpoint))
-        .foreachBatch(timed)
+        .foreachBatch(timed(function, result))
         .trigger(availableNow=True)
         .start()
     )
     query.awaitTermination()
+    keep_progress(query, result)
+
+
+def run_until_stopped(
+    spark: SparkSession,
+    landing: Path,
+    checkpoint: Path,
+    function: BatchFunction,
+    result: HandwrittenResult,
+    trigger: str,
+) -> None:
+    """Stream every new file in ``landing`` (all of them each batch) through ``function`` on
+    a processing-time ``trigger`` until SIGTERM, then stop after the batch in flight, as
+    `runner stream` does."""
+    stopping = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stopping.set())
+    query = (
+        spark.readStream.format("json")
+        .schema(EVENT_SCHEMA)
+        .load(str(landing))
+        .writeStream.queryName(result.variant)
+        .option("checkpointLocation", str(checkpoint))
+        .foreachBatch(timed(function, result))
+        .trigger(processingTime=trigger)
+        .start()
+    )
+    while not stopping.is_set() and query.isActive:
+        stopping.wait(0.5)
+    query.stop()
+    keep_progress(query, result)
+
+
+def timed(function: BatchFunction, result: HandwrittenResult) -> BatchFunction:
+    """``function`` with a clock around each call, kept in ``result``."""
+
+    def call(batch: DataFrame, batch_id: int) -> None:
+        started, clock = time.time(), time.monotonic()
+        function(batch, batch_id)
+        seconds = time.monotonic() - clock
+        result.batches.append(BatchTiming(batch_id, started, seconds))
+        print(f"{result.variant} batch {batch_id}: {seconds:.2f}s", flush=True)
+
+    return call
+
+
+def keep_progress(query: StreamingQuery, result: HandwrittenResult) -> None:
+    """Spark's own durations of each batch of ``query``."""
     result.progress = [
         {"batchId": p["batchId"], "numInputRows": p["numInputRows"], **p["durationMs"]}
         for p in query.recentProgress
