@@ -227,7 +227,8 @@ def check(answer: dict[str, Any], expected_counts: dict[str, int]) -> None:
             + ", ".join(n for n in checked["rows"] if n != "expected")
             + f" = the {checked['rows']['expected']:,} expected rows"
         )
-    say(f"==> checked: {', '.join(expected_counts)} hold the rows they must")
+    if expected_counts:
+        say(f"==> checked: {', '.join(expected_counts)} hold the rows they must")
 
 
 # -- putting it together ----------------------------------------------------------------------

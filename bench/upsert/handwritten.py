@@ -92,6 +92,31 @@ def runner_like_session(
     return spark, target.warehouse
 
 
+def start_query(
+    spark: SparkSession,
+    landing: Path,
+    checkpoint: Path,
+    function: BatchFunction,
+    result: HandwrittenResult,
+    trigger: str | None,
+) -> StreamingQuery:
+    """The stream of order files in ``landing`` through ``function``, each call timed: with
+    no ``trigger``, every file now, one a batch (availableNow); else every new file each
+    batch, on that processing-time trigger."""
+    reader = spark.readStream.format("json").schema(EVENT_SCHEMA)
+    if trigger is None:
+        reader = reader.option("maxFilesPerTrigger", 1)
+    writer = (
+        reader.load(str(landing))
+        .writeStream.queryName(result.variant)
+        .option("checkpointLocation", str(checkpoint))
+        .foreachBatch(timed(function, result))
+    )
+    if trigger is None:
+        return writer.trigger(availableNow=True).start()
+    return writer.trigger(processingTime=trigger).start()
+
+
 def run_available_now(
     spark: SparkSession,
     landing: Path,
@@ -101,18 +126,7 @@ def run_available_now(
 ) -> None:
     """Stream every file in ``landing`` through ``function``, one file per batch, timing each
     call; then keep Spark's own per-batch durations."""
-
-    query = (
-        spark.readStream.format("json")
-        .schema(EVENT_SCHEMA)
-        .option("maxFilesPerTrigger", 1)
-        .load(str(landing))
-        .writeStream.queryName(result.variant)
-        .option("checkpointLocation", str(checkpoint))
-        .foreachBatch(timed(function, result))
-        .trigger(availableNow=True)
-        .start()
-    )
+    query = start_query(spark, landing, checkpoint, function, result, None)
     query.awaitTermination()
     keep_progress(query, result)
 
@@ -126,20 +140,11 @@ def run_until_stopped(
     trigger: str,
 ) -> None:
     """Stream every new file in ``landing`` (all of them each batch) through ``function`` on
-    a processing-time ``trigger`` until SIGTERM, then stop after the batch in flight, as
-    `runner stream` does."""
+    a processing-time ``trigger`` until SIGTERM, then stop the query (goal 3 sends it once
+    every landed file's rows are visible)."""
     stopping = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stopping.set())
-    query = (
-        spark.readStream.format("json")
-        .schema(EVENT_SCHEMA)
-        .load(str(landing))
-        .writeStream.queryName(result.variant)
-        .option("checkpointLocation", str(checkpoint))
-        .foreachBatch(timed(function, result))
-        .trigger(processingTime=trigger)
-        .start()
-    )
+    query = start_query(spark, landing, checkpoint, function, result, trigger)
     while not stopping.is_set() and query.isActive:
         stopping.wait(0.5)
     query.stop()

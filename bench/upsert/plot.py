@@ -139,6 +139,8 @@ def not_run(axes: Axes, what: str) -> None:
     if what:
         axes.set_title(what)
     axes.text(0.5, 0.5, "not run", ha="center", transform=axes.transAxes)
+    axes.set_xticks([])
+    axes.set_yticks([])
 
 
 def goal_line(axes: Axes, value: float, label: str) -> None:

@@ -394,5 +394,5 @@ def _metric(values: dict[str, float], key: str) -> str:
 def summary_lines(results: BenchResults) -> Iterable[str]:
     """What the bench prints at the end: the goals."""
     for goal in results.goals():
-        limit = "" if goal.limit is None else f" (goal ≤ {goal.limit:g})"
+        limit = "" if goal.limit is None else f" (goal {goal.limit_text})"
         yield f"{goal.text}: {goal.shown}{limit} {goal.verdict}"
