@@ -43,14 +43,14 @@ def write_plot(results: BenchResults, path: Path) -> None:
 def small_batches(results: BenchResults, walls: Axes, batches: Axes) -> None:
     names = list(results.variants)
     colours = [COLOURS.get(n, "grey") for n in names]
-    walls.bar(names, [results.variants[n].wall for n in names], color=colours)
+    bars = walls.bar(names, [results.variants[n].wall for n in names], color=colours)
     walls.set_title("goal 1: process wall (s)")
-    walls.bar_label(walls.containers[0], fmt="%.0f")
+    walls.bar_label(bars, fmt="%.0f")
     goal_line(walls, 0.9 * results.variants["recipe-tuned"].wall, "goal: runner ≤ 0.9 × tuned")
     cycles = [results.variants[n].median_cycle or 0.0 for n in names]
-    batches.bar(names, cycles, color=colours)
+    bars = batches.bar(names, cycles, color=colours)
     batches.set_title("goal 1: median start to next start (s)")
-    batches.bar_label(batches.containers[0], fmt="%.2f")
+    batches.bar_label(bars, fmt="%.2f")
     tuned = results.variants["recipe-tuned"].median_cycle
     if tuned:
         goal_line(batches, 0.9 * tuned, "goal: runner ≤ 0.9 × tuned")
