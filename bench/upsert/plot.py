@@ -96,7 +96,7 @@ def large_batches(results: BenchResults, axes: Axes) -> None:
         [f"{case.skew} keys" for case in results.large],
     )
     axes.legend(loc="upper right", fontsize="small")
-    axes.margins(y=0.2)
+    axes.margins(y=0.3)  # room above the bars' labels for the legend
 
 
 def freshness(results: BenchResults, axes: Axes) -> None:
@@ -132,6 +132,7 @@ def small_files(results: BenchResults, axes: Axes) -> None:
         labels=[f"{results.small_files[n].files} files" for n in names],
         fontsize="small",
     )
+    axes.tick_params(axis="x", labelsize="small", labelrotation=15)
     goal_line(axes, 1.2, "goal: ≤ 1.2 × the copy")
 
 
