@@ -148,7 +148,9 @@ def run_curve(steps: Steps, size: BenchSize) -> list[CurveRun]:
     request.write_text(json.dumps(targets, indent=1))
     steps.module("curve-targets", "bench.upsert.curve_targets", request)
     return [
-        CurveRun(plan, steps.run(plan.name, runner_command(plan.project, CURVE_MODEL)))
+        CurveRun(
+            plan, steps.run(plan.name, runner_command(plan.project, CURVE_MODEL, pre_built=True))
+        )
         for plan in plans
     ]
 

@@ -89,7 +89,7 @@ def run_large(steps: Steps, size: BenchSize) -> list[LargeRun]:
         for variant, project in projects.items():
             label = f"large-{skew}-{variant}"
             if variant == "runner":
-                step = steps.run(label, runner_command(project, ORDERS_MODEL))
+                step = steps.run(label, runner_command(project, ORDERS_MODEL, pre_built=True))
             else:
                 module = (
                     "bench.upsert.recipe" if variant == "recipe-tuned" else "bench.upsert.append"

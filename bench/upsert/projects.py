@@ -139,9 +139,14 @@ def curve_project(root: Path, landing: Path, layout: Layout) -> Path:
     return write_project(root, "events", landing, {CURVE_MODEL: sql})
 
 
-def runner_command(project: Path, model: str, command: str = "run") -> list[str]:
-    """`runner run` (or ``command``, such as stream) of ``model`` in ``project``."""
-    return [str(RUNNER), command, "--model", model, "--project-dir", str(project)]
+def runner_command(
+    project: Path, model: str, command: str = "run", *, pre_built: bool = False
+) -> list[str]:
+    """`runner run` (or ``command``, such as stream) of ``model`` in ``project``; into a
+    ``pre_built`` target (written by the bench, with no checkpoint), with --adopt-state, which
+    the runner asks for before it streams into a table it did not fill."""
+    adopt = ["--adopt-state"] if pre_built else []
+    return [str(RUNNER), command, "--model", model, "--project-dir", str(project), *adopt]
 
 
 def table_location(project: Path, table: str) -> Path:
