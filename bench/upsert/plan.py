@@ -67,7 +67,7 @@ SIZES = {
         curve_batch_events=1_000,
         large=LargeBatches(target_rows=100_000, batches=4, events=5_000),
         freshness=Freshness(seconds=60, events_per_second=200, keys=2_000),
-        small_files=SmallFiles(OrdersSpec(files=40, events_per_file=200, keys=2_000), 10),
+        small_files=SmallFiles(OrdersSpec(files=12, events_per_file=200, keys=2_000), 4),
     ),
     "full": BenchSize(
         name="full",
