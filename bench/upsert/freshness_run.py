@@ -110,9 +110,9 @@ def stream_while_landing(
     files: list[list[OrderEvent]],
     landing: Path,
 ) -> tuple[StepRun, Latencies, frozenset[str]]:
-    """Run the stream; once its query started, land the first file and wait for its rows
-    (the JVM's and the query's warm-up, left out of the figures), then the others one a
-    second; wait until every file's rows are visible, then stop the stream."""
+    """Run the stream; once its query started, land the first file and wait for its batch
+    to end (the JVM's and the query's warm-up, left out of the figures), then the others one
+    a second; wait until every file's rows are visible, then stop the stream."""
     children: list[subprocess.Popen[str]] = []
     outcome: dict[str, Any] = {}
 
@@ -125,6 +125,14 @@ def stream_while_landing(
     def all_visible(lander: Lander) -> bool:
         return not latencies(lander.landed, checkpoint, table).missing or "error" in outcome
 
+    def warmed_up(lander: Lander) -> bool:
+        """The warm-up file's batch is done, not only its MERGE: after the MERGE come the
+        event-log write and the checkpoint's commit, and files landing meanwhile would all
+        go to the next batch."""
+        return (all_visible(lander) and (checkpoint / "commits" / "0").exists()) or (
+            "error" in outcome
+        )
+
     warm_up = Lander(files[:1], landing, interval=1.0)
     timed = Lander(files[1:], landing, interval=1.0, first_number=1)
     thread = threading.Thread(target=run, name=label)
@@ -135,13 +143,16 @@ def stream_while_landing(
             STARTUP_SECONDS,
             f"{label}'s query to start",
         )
-        for lander, seconds in ((warm_up, STARTUP_SECONDS), (timed, DRAIN_SECONDS)):
+        for lander, done, seconds in (
+            (warm_up, warmed_up, STARTUP_SECONDS),
+            (timed, all_visible, DRAIN_SECONDS),
+        ):
             if "error" in outcome:
                 break
             say(f"==> {label}: landing {len(lander.files)} file(s), one a second")
             lander.start()
             lander.join()
-            wait_for(partial(all_visible, lander), seconds, f"the landed files' rows in {table}")
+            wait_for(partial(done, lander), seconds, f"the landed files' rows in {table}")
     finally:
         if children and children[0].poll() is None:
             children[0].send_signal(signal.SIGTERM)  # stops after the batch in flight
