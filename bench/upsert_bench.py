@@ -32,14 +32,16 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from bench.upsert import freshness_run, large_run, small_files_run  # noqa: E402
 from bench.upsert.events import (  # noqa: E402
-    InputSummary,
     curve_batches,
     expected_rows,
     generate_orders,
     land_files,
     write_expected,
 )
+from bench.upsert.freshness_run import run_freshness  # noqa: E402
+from bench.upsert.large_run import run_large  # noqa: E402
 from bench.upsert.plan import (  # noqa: E402
     LAYOUTS,
     RECIPES,
@@ -48,7 +50,7 @@ from bench.upsert.plan import (  # noqa: E402
     Layout,
     curve_files,
 )
-from bench.upsert.processes import StepRun, load_average, run_step  # noqa: E402
+from bench.upsert.processes import StepRun, Steps, load_average, say  # noqa: E402
 from bench.upsert.projects import (  # noqa: E402
     CURVE_MODEL,
     CURVE_TABLE,
@@ -56,43 +58,19 @@ from bench.upsert.projects import (  # noqa: E402
     ORDERS_TABLE,
     curve_project,
     orders_project,
+    runner_command,
+    table_location,
 )
 from bench.upsert.results import (  # noqa: E402
     BenchResults,
     CurvePoint,
     VariantResult,
-    handwritten_batches,
-    merge_commits,
+    handwritten_result,
     runner_result,
 )
+from bench.upsert.small_files_run import run_small_files  # noqa: E402
 
 RESULTS = REPO / "bench" / "results"
-RUNNER = Path(sys.executable).with_name("runner")
-
-
-def say(text: str) -> None:
-    print(text, flush=True)
-
-
-@dataclass
-class Steps:
-    """Runs the bench's steps as child processes, numbering them as they go."""
-
-    work: Path
-    env: dict[str, str]
-    count: int = 0
-
-    def run(self, label: str, command: list[str]) -> StepRun:
-        self.count += 1
-        say(f"==> step {self.count}, {label}: {' '.join(command)}")
-        step = run_step(
-            label, command, log=self.work / "logs" / f"{label}.log", env=self.env, cwd=REPO
-        )
-        say(f"==> {label}: {step.wall:.1f}s, peak memory {step.peak_rss / (1 << 20):.0f} MiB")
-        return step
-
-    def module(self, label: str, module: str, *args: str | Path) -> StepRun:
-        return self.run(label, [sys.executable, "-m", module, *map(str, args)])
 
 
 @dataclass(frozen=True)
@@ -141,10 +119,6 @@ def run_variants(steps: Steps, size: BenchSize, landing: Path) -> dict[str, tupl
     return runs
 
 
-def runner_command(project: Path, model: str) -> list[str]:
-    return [str(RUNNER), "run", "--model", model, "--project-dir", str(project)]
-
-
 # -- the target-size curve --------------------------------------------------------------------
 
 
@@ -174,7 +148,9 @@ def run_curve(steps: Steps, size: BenchSize) -> list[CurveRun]:
     request.write_text(json.dumps(targets, indent=1))
     steps.module("curve-targets", "bench.upsert.curve_targets", request)
     return [
-        CurveRun(plan, steps.run(plan.name, runner_command(plan.project, CURVE_MODEL)))
+        CurveRun(
+            plan, steps.run(plan.name, runner_command(plan.project, CURVE_MODEL, pre_built=True))
+        )
         for plan in plans
     ]
 
@@ -182,56 +158,62 @@ def run_curve(steps: Steps, size: BenchSize) -> list[CurveRun]:
 # -- reading back and checking ----------------------------------------------------------------
 
 
-def read_back(
-    steps: Steps, variants: dict[str, tuple[StepRun, Path]], curve: list[CurveRun]
+def small_batch_request(
+    work: Path, variants: dict[str, tuple[StepRun, Path]], curve: list[CurveRun]
 ) -> dict[str, Any]:
-    runner_project = variants["runner"][1]
-    runner_target = runner_project / "warehouse" / "bench" / "orders"
-    recipes = {name: variants[name][1] / "warehouse" / "bench" / "orders" for name in RECIPES}
-    request = {
-        "session_project": str(runner_project),
-        "expected": str(steps.work / "expected.jsonl"),
-        "compare": {"runner": str(runner_target), **{n: str(t) for n, t in recipes.items()}},
-        "counts": {
-            "append": str(variants["append"][1] / "warehouse" / "bench" / "orders_appended"),
-            **{c.plan.name: str(table_location(c.plan.project, CURVE_TABLE)) for c in curve},
-        },
-        "event_logs": {
-            "runner": [str(runner_project), ORDERS_MODEL],
-            **{c.plan.name: [str(c.plan.project), CURVE_MODEL] for c in curve},
-        },
-        "histories": {
-            "runner": str(table_location(runner_project, ORDERS_TABLE)),
-            **{n: str(t) for n, t in recipes.items()},
-            **{c.plan.name: str(table_location(c.plan.project, CURVE_TABLE)) for c in curve},
-        },
+    """What the readback reads of goal 1's variants and the curve (goal 5)."""
+    request: dict[str, Any] = {
+        "counts": {c.plan.name: str(table_location(c.plan.project, CURVE_TABLE)) for c in curve},
+        "event_logs": {c.plan.name: [str(c.plan.project), CURVE_MODEL] for c in curve},
+        "histories": {c.plan.name: str(table_location(c.plan.project, CURVE_TABLE)) for c in curve},
     }
+    if variants:
+        runner_project = variants["runner"][1]
+        upserts = {n: table_location(variants[n][1], ORDERS_TABLE) for n in ("runner", *RECIPES)}
+        request["checks"] = {
+            "small-batches": {
+                "expected": str(work / "expected.jsonl"),
+                "tables": {n: str(t) for n, t in upserts.items()},
+            }
+        }
+        request["counts"]["append"] = str(
+            table_location(variants["append"][1], "bench.orders_appended")
+        )
+        request["event_logs"]["runner"] = [str(runner_project), ORDERS_MODEL]
+        request["histories"] |= {n: str(t) for n, t in upserts.items()}
+    return request
+
+
+def read_back(steps: Steps, session_project: Path, parts: list[dict[str, Any]]) -> dict[str, Any]:
+    """One readback process for every goal's targets: the parts' sections merged."""
+    request: dict[str, Any] = {"session_project": str(session_project)}
+    for part in parts:
+        for section, items in part.items():
+            if section == "scans":
+                request[section] = items
+            else:
+                request.setdefault(section, {}).update(items)
     asked, answer = steps.work / "readback_request.json", steps.work / "readback.json"
     asked.write_text(json.dumps(request, indent=1))
     steps.module("readback", "bench.upsert.readback", asked, answer)
     return dict(json.loads(answer.read_text()))
 
 
-def table_location(project: Path, table: str) -> Path:
-    schema, name = table.split(".")
-    return project / "warehouse" / schema / name
-
-
-def check(answer: dict[str, Any], inputs: InputSummary, curve: list[CurveRun]) -> None:
+def check(answer: dict[str, Any], expected_counts: dict[str, int]) -> None:
     """Stop loudly unless every target holds what it must: a benchmark of a wrong result is
     worth nothing."""
     problems = []
-    for diff in answer["compare"]["differences"]:
-        for side, other, count, examples in (
-            ("left", "right", diff["only_left"], diff["examples_left"]),
-            ("right", "left", diff["only_right"], diff["examples_right"]),
-        ):
-            if count:
-                problems.append(
-                    f"{diff[side]} has {count} rows that {diff[other]} has not, for example "
-                    + "; ".join(json.dumps(e) for e in examples)
-                )
-    expected_counts = {"append": inputs.events} | {c.plan.name: c.plan.expected_rows for c in curve}
+    for group, checked in answer["checks"].items():
+        for diff in checked["differences"]:
+            for side, other, count, examples in (
+                ("left", "right", diff["only_left"], diff["examples_left"]),
+                ("right", "left", diff["only_right"], diff["examples_right"]),
+            ):
+                if count:
+                    problems.append(
+                        f"{group}: {diff[side]} has {count} rows that {diff[other]} has not, "
+                        "for example " + "; ".join(json.dumps(e) for e in examples)
+                    )
     for name, expected in expected_counts.items():
         found = answer["counts"][name]
         if found != expected:
@@ -241,11 +223,14 @@ def check(answer: dict[str, Any], inputs: InputSummary, curve: list[CurveRun]) -
             "error: the targets are not what the input must produce; no results written.\n  "
             + "\n  ".join(problems)
         )
-    rows = answer["compare"]["rows"]
-    say(
-        f"==> checked: runner and recipe targets = the {rows['expected']:,} expected rows; "
-        "append and curve targets hold the rows they must"
-    )
+    for group, checked in answer["checks"].items():
+        say(
+            f"==> checked {group}: "
+            + ", ".join(n for n in checked["rows"] if n != "expected")
+            + f" = the {checked['rows']['expected']:,} expected rows"
+        )
+    if expected_counts:
+        say(f"==> checked: {', '.join(expected_counts)} hold the rows they must")
 
 
 # -- putting it together ----------------------------------------------------------------------
@@ -254,21 +239,14 @@ def check(answer: dict[str, Any], inputs: InputSummary, curve: list[CurveRun]) -
 def variant_results(
     variants: dict[str, tuple[StepRun, Path]], answer: dict[str, Any]
 ) -> dict[str, VariantResult]:
+    if not variants:
+        return {}
     step, _ = variants["runner"]
     logs, histories = answer["event_logs"], answer["histories"]
     results = {"runner": runner_result("runner", step, logs["runner"], histories["runner"])}
     for name in (*RECIPES, "append"):
         step, project = variants[name]
-        written = json.loads((project / "result.json").read_text())
-        results[name] = VariantResult(
-            name,
-            step.started,
-            step.wall,
-            step.peak_rss,
-            handwritten_batches(written),
-            merge_commits(histories.get(name, [])),
-            tuple(written["progress"]),
-        )
+        results[name] = handwritten_result(name, step, project, histories.get(name, []))
     return results
 
 
@@ -302,44 +280,87 @@ def commit() -> str:
     return head + ("+changes" if git("status", "--porcelain", "--untracked-files=no") else "")
 
 
-def output_paths(size: BenchSize) -> tuple[Path, Path]:
+def output_paths(size: BenchSize, goals: frozenset[int]) -> tuple[Path, Path]:
+    """upsert.md (full) or upsert-<size>.md; a run of some goals only adds which."""
     stem = "upsert" if size.name == "full" else f"upsert-{size.name}"
+    if goals != ALL_GOALS:
+        stem += "-goals-" + "".join(map(str, sorted(goals)))
     return RESULTS / f"{stem}.md", RESULTS / f"{stem}.png"
+
+
+ALL_GOALS = frozenset({1, 2, 3, 4, 5})
+
+
+def goal_numbers(text: str) -> frozenset[int]:
+    try:
+        goals = frozenset(int(part) for part in text.split(","))
+    except ValueError:
+        goals = frozenset({0})
+    if not goals <= ALL_GOALS:
+        raise argparse.ArgumentTypeError(f"{text!r}: goal numbers 1 to 5, comma-separated")
+    return goals
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else "")
     parser.add_argument("--size", choices=sorted(SIZES), default="small")
     parser.add_argument("--no-curve", action="store_true", help="skip the target-size curve")
+    parser.add_argument(
+        "--goals",
+        type=goal_numbers,
+        default=ALL_GOALS,
+        help="run only these goals' parts, e.g. 2,4 (default: all, 1 to 5; goals 1 and 5 share "
+        "the small-batch variants, 5 adds the curve)",
+    )
     parser.add_argument("--work", type=Path, help="default: target/bench/upsert-<size>")
     return parser.parse_args(argv)
 
 
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
-    size = SIZES[args.size]
+    size, goals = SIZES[args.size], args.goals
     work = (args.work or REPO / "target" / "bench" / f"upsert-{size.name}").resolve()
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
     started_at, clock, load_start = datetime.now(UTC), time.monotonic(), load_average()
-    say(f"==> upsert bench, size {size.label}; load average {load_start}; work files in {work}")
-
-    orders = generate_orders(size.orders)
-    landing = work / "landing" / "orders"
-    land_files(orders.files, landing)
-    write_expected(expected_rows(orders.files), work / "expected.jsonl")
-    inputs = orders.summary()
     say(
-        f"==> input: {inputs.files} files, {inputs.events:,} events, {inputs.duplicates:,} "
-        f"duplicates, {inputs.late:,} late, {inputs.deletes:,} deletes"
+        f"==> upsert bench, size {size.label}, goals {', '.join(map(str, sorted(goals)))}; "
+        f"load average {load_start}; work files in {work}"
     )
+    steps = Steps(work, child_env(), REPO)
+    parts: list[dict[str, Any]] = []
+    expected_counts: dict[str, int] = {}
 
-    steps = Steps(work, child_env())
-    variants = run_variants(steps, size, landing)
-    curve = [] if args.no_curve else run_curve(steps, size)
-    answer = read_back(steps, variants, curve)
-    check(answer, inputs, curve)
+    inputs, variants, curve = None, {}, []
+    if goals & {1, 5}:
+        orders = generate_orders(size.orders)
+        landing = work / "landing" / "orders"
+        land_files(orders.files, landing)
+        write_expected(expected_rows(orders.files), work / "expected.jsonl")
+        inputs = orders.summary()
+        say(
+            f"==> input: {inputs.files} files, {inputs.events:,} events, {inputs.duplicates:,} "
+            f"duplicates, {inputs.late:,} late, {inputs.deletes:,} deletes"
+        )
+        variants = run_variants(steps, size, landing)
+        curve = [] if args.no_curve or 5 not in goals else run_curve(steps, size)
+        parts.append(small_batch_request(work, variants, curve))
+        expected_counts |= {"append": inputs.events} | {
+            c.plan.name: c.plan.expected_rows for c in curve
+        }
+    large = run_large(steps, size) if 2 in goals else []
+    if large:
+        parts.append(large_run.readback_request(large))
+        expected_counts |= large_run.expected_counts(large)
+    fresh = run_freshness(steps, size) if 3 in goals else []
+    if fresh:
+        parts.append(freshness_run.readback_request(fresh))
+    small_files = run_small_files(steps, size) if 4 in goals else None
+    if small_files:
+        parts.append(small_files_run.readback_request(small_files))
 
+    answer = read_back(steps, any_project(work), parts)
+    check(answer, expected_counts)
     results = BenchResults(
         size=size,
         command=os.environ.get("BENCH_COMMAND") or shlex.join(["python", *sys.argv]),
@@ -352,15 +373,23 @@ def main(argv: list[str] | None = None) -> None:
         curve=curve_points(curve, answer),
         commit=commit(),
         jvm_options=os.environ.get("RUNNER_JVM_OPTIONS", ""),
+        large=large_run.large_cases(large, size, answer),
+        freshness=freshness_run.freshness_results(fresh),
+        small_files=small_files_run.small_files_results(small_files, answer) if small_files else {},
     )
-    write_outputs(results)
+    write_outputs(results, goals)
 
 
-def write_outputs(results: BenchResults) -> None:
+def any_project(work: Path) -> Path:
+    """A project the bench wrote (they share one project.yml): the readback's session."""
+    return min(work.rglob("project.yml")).parent
+
+
+def write_outputs(results: BenchResults, goals: frozenset[int]) -> None:
     from bench.upsert.plot import write_plot
     from bench.upsert.report import markdown, summary_lines
 
-    text_path, plot_path = output_paths(results.size)
+    text_path, plot_path = output_paths(results.size, goals)
     text_path.write_text(markdown(results))
     write_plot(results, plot_path)
     for line in summary_lines(results):

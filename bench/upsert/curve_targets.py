@@ -4,7 +4,9 @@ streaming, in the target's location in its curve project (where `runner run` att
     python -m bench.upsert.curve_targets REQUEST.json
 
 REQUEST.json: ``[{"project": DIR, "rows": N, "files": F, "cluster_by": [...],
-"table_properties": {...}}, ...]``. Rows are
+"table_properties": {...}, "table": NAME, "ordered": BOOL}, ...]`` (``table`` defaults to the
+curve's; ``ordered``: files hold key ranges without clustering, as a target filled over time
+by orders placed in order, goal 2's). Rows are
 orders ``o00000000 ..`` with ``updated_at`` older than every curve event. A plain target's
 files each hold keys from the whole range (round-robin); a clustered one (``CLUSTER BY``) is
 written range-partitioned and sorted by the clustering columns: the layout clustering makes,
@@ -45,6 +47,7 @@ def build(
     files: int,
     cluster_by: list[str],
     properties: dict[str, str],
+    ordered: bool = False,
 ) -> None:
     clustering = f" CLUSTER BY ({', '.join(cluster_by)})" if cluster_by else ""
     settings = ", ".join(f"'{key}' = '{value}'" for key, value in properties.items())
@@ -53,8 +56,9 @@ def build(
         + (f" TBLPROPERTIES ({settings})" if settings else "")
     )
     frame = target_rows(spark, rows)
-    if cluster_by:
-        frame = frame.repartitionByRange(files, *cluster_by).sortWithinPartitions(*cluster_by)
+    if cluster_by or ordered:
+        keys = cluster_by or ["order_id"]
+        frame = frame.repartitionByRange(files, *keys).sortWithinPartitions(*keys)
     else:
         frame = frame.repartition(files)
     frame.write.format("delta").mode("append").save(str(location))
@@ -66,7 +70,7 @@ def main() -> None:
     for item in request:
         project = load(Path(item["project"]))
         spark = spark or build_session(project.target, app_name="bench:curve-targets")
-        location = project.target.table_location(CURVE_TABLE)
+        location = project.target.table_location(item.get("table", CURVE_TABLE))
         assert isinstance(location, Path), "the bench writes to a local warehouse"
         started = time.monotonic()
         build(
@@ -76,6 +80,7 @@ def main() -> None:
             int(item["files"]),
             list(item["cluster_by"]),
             dict(item.get("table_properties", {})),
+            bool(item.get("ordered")),
         )
         print(
             f"built {item['rows']:,} rows in {item['files']} files at {location} "

@@ -224,13 +224,28 @@ def expected_rows(files: Iterable[Sequence[OrderEvent]]) -> dict[str, OrderEvent
     return target
 
 
+RECENT_SHARE = 0.9  # of a "recent" batch's updates, those that hit the newest keys
+RECENT_WINDOW = 0.05  # the newest keys: this share of the orders placed so far
+
+
 def curve_batches(
-    target_rows: int, batches: int, events: int, *, insert_share: float = 0.2, seed: int = 7
+    target_rows: int,
+    batches: int,
+    events: int,
+    *,
+    insert_share: float = 0.2,
+    seed: int = 7,
+    skew: str = "uniform",
 ) -> list[list[OrderEvent]]:
-    """Batches for the target-size curve against a target of orders ``0 .. target_rows - 1``
-    (all older than these events): ``events`` distinct random orders per batch, about
-    ``insert_share`` of them new orders (numbers from ``target_rows`` up), the rest updates of
-    orders drawn uniformly from the whole target. Seeded: the same batches every run."""
+    """Batches against a target of orders ``0 .. target_rows - 1`` (all older than these
+    events): ``events`` events per batch, about ``insert_share`` of them new orders (numbers
+    from ``target_rows`` up), the rest updates. ``uniform``: distinct orders drawn uniformly
+    from the whole target (the target-size curve). ``recent``: RECENT_SHARE of the updates hit
+    the newest RECENT_WINDOW of the orders placed so far, the others any order, drawn with
+    replacement (an order updated twice in a batch: the newer event wins). Seeded: the same
+    batches every run."""
+    if skew not in ("uniform", "recent"):
+        raise ValueError(f"skew must be 'uniform' or 'recent', not {skew!r}")
     rng = random.Random(seed)
     clock = CURVE_EPOCH
     next_new = target_rows
@@ -238,8 +253,11 @@ def curve_batches(
     for _ in range(batches):
         inserts = sum(rng.random() < insert_share for _ in range(events))
         numbers = list(range(next_new, next_new + inserts))
+        if skew == "recent":
+            numbers += [_recent_key(rng, next_new) for _ in range(events - inserts)]
+        else:
+            numbers += rng.sample(range(target_rows), min(events - inserts, target_rows))
         next_new += inserts
-        numbers += rng.sample(range(target_rows), min(events - inserts, target_rows))
         batch = []
         for number in numbers:
             clock += TICK
@@ -250,6 +268,14 @@ def curve_batches(
         rng.shuffle(batch)
         out.append(batch)
     return out
+
+
+def _recent_key(rng: random.Random, placed: int) -> int:
+    """An order among the ``placed`` so far: one of the newest RECENT_WINDOW with probability
+    RECENT_SHARE, else any."""
+    if rng.random() < RECENT_SHARE:
+        return placed - 1 - rng.randrange(max(1, int(placed * RECENT_WINDOW)))
+    return rng.randrange(placed)
 
 
 def land_files(files: Sequence[Sequence[OrderEvent]], landing: Path) -> list[Path]:

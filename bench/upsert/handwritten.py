@@ -11,12 +11,15 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql.streaming import StreamingQuery
 
 from bench.upsert.events import EVENT_SCHEMA
 from runner.project import load
@@ -55,6 +58,12 @@ def arguments(description: str) -> argparse.Namespace:
     parser.add_argument("--result", type=Path, required=True, help="JSON written at the end")
     parser.add_argument("--optimize-every", type=int, default=0)
     parser.add_argument(
+        "--stream",
+        metavar="TRIGGER",
+        help="stream until SIGTERM on this processing-time trigger, reading every new file "
+        "each batch (goal 3's freshness), instead of every file now, one a batch",
+    )
+    parser.add_argument(
         "--spark-defaults",
         action="store_true",
         help=f"leave {', '.join(RUNNER_TUNING)} at their defaults, as the seeds' recipe does",
@@ -83,6 +92,31 @@ def runner_like_session(
     return spark, target.warehouse
 
 
+def start_query(
+    spark: SparkSession,
+    landing: Path,
+    checkpoint: Path,
+    function: BatchFunction,
+    result: HandwrittenResult,
+    trigger: str | None,
+) -> StreamingQuery:
+    """The stream of order files in ``landing`` through ``function``, each call timed: with
+    no ``trigger``, every file now, one a batch (availableNow); else every new file each
+    batch, on that processing-time trigger."""
+    reader = spark.readStream.format("json").schema(EVENT_SCHEMA)
+    if trigger is None:
+        reader = reader.option("maxFilesPerTrigger", 1)
+    writer = (
+        reader.load(str(landing))
+        .writeStream.queryName(result.variant)
+        .option("checkpointLocation", str(checkpoint))
+        .foreachBatch(timed(function, result))
+    )
+    if trigger is None:
+        return writer.trigger(availableNow=True).start()
+    return writer.trigger(processingTime=trigger).start()
+
+
 def run_available_now(
     spark: SparkSession,
     landing: Path,
@@ -92,26 +126,46 @@ def run_available_now(
 ) -> None:
     """Stream every file in ``landing`` through ``function``, one file per batch, timing each
     call; then keep Spark's own per-batch durations."""
+    query = start_query(spark, landing, checkpoint, function, result, None)
+    query.awaitTermination()
+    keep_progress(query, result)
 
-    def timed(batch: DataFrame, batch_id: int) -> None:
+
+def run_until_stopped(
+    spark: SparkSession,
+    landing: Path,
+    checkpoint: Path,
+    function: BatchFunction,
+    result: HandwrittenResult,
+    trigger: str,
+) -> None:
+    """Stream every new file in ``landing`` (all of them each batch) through ``function`` on
+    a processing-time ``trigger`` until SIGTERM, then stop the query (goal 3 sends it once
+    every landed file's rows are visible)."""
+    stopping = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stopping.set())
+    query = start_query(spark, landing, checkpoint, function, result, trigger)
+    while not stopping.is_set() and query.isActive:
+        stopping.wait(0.5)
+    query.stop()
+    keep_progress(query, result)
+
+
+def timed(function: BatchFunction, result: HandwrittenResult) -> BatchFunction:
+    """``function`` with a clock around each call, kept in ``result``."""
+
+    def call(batch: DataFrame, batch_id: int) -> None:
         started, clock = time.time(), time.monotonic()
         function(batch, batch_id)
         seconds = time.monotonic() - clock
         result.batches.append(BatchTiming(batch_id, started, seconds))
         print(f"{result.variant} batch {batch_id}: {seconds:.2f}s", flush=True)
 
-    query = (
-        spark.readStream.format("json")
-        .schema(EVENT_SCHEMA)
-        .option("maxFilesPerTrigger", 1)
-        .load(str(landing))
-        .writeStream.queryName(result.variant)
-        .option("checkpointLocation", str(checkpoint))
-        .foreachBatch(timed)
-        .trigger(availableNow=True)
-        .start()
-    )
-    query.awaitTermination()
+    return call
+
+
+def keep_progress(query: StreamingQuery, result: HandwrittenResult) -> None:
+    """Spark's own durations of each batch of ``query``."""
     result.progress = [
         {"batchId": p["batchId"], "numInputRows": p["numInputRows"], **p["durationMs"]}
         for p in query.recentProgress

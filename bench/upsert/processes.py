@@ -12,9 +12,10 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import sys
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -107,10 +108,18 @@ class StepFailed(Exception):
 
 
 def run_step(
-    label: str, command: Sequence[str], *, log: Path, env: dict[str, str], cwd: Path
+    label: str,
+    command: Sequence[str],
+    *,
+    log: Path,
+    env: dict[str, str],
+    cwd: Path,
+    on_start: Callable[[subprocess.Popen[str]], None] | None = None,
 ) -> StepRun:
     """Run ``command``, echo its output as ``  [label] line``, fail loudly on a non-zero exit.
-    The child leads its own process group, so an interrupt of the bench ends its JVM too."""
+    The child leads its own process group, so an interrupt of the bench ends its JVM too.
+    ``on_start`` is given the child as soon as it runs (to signal it: a stream runs until
+    stopped)."""
     log.parent.mkdir(parents=True, exist_ok=True)
     started_at, started = time.time(), time.monotonic()
     with log.open("w") as out:
@@ -124,6 +133,8 @@ def run_step(
             start_new_session=True,
         )
         memory = PeakMemory(child.pid)
+        if on_start is not None:
+            on_start(child)
         try:
             assert child.stdout is not None
             for line in child.stdout:
@@ -145,3 +156,39 @@ def run_step(
 def load_average() -> str:
     """/proc/loadavg's 1, 5 and 15 minute figures."""
     return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+
+
+def say(text: str) -> None:
+    print(text, flush=True)
+
+
+@dataclass
+class Steps:
+    """Runs the bench's steps as child processes, numbering them as they go."""
+
+    work: Path
+    env: dict[str, str]
+    cwd: Path
+    count: int = 0
+
+    def run(
+        self,
+        label: str,
+        command: list[str],
+        on_start: Callable[[subprocess.Popen[str]], None] | None = None,
+    ) -> StepRun:
+        self.count += 1
+        say(f"==> step {self.count}, {label}: {' '.join(command)}")
+        step = run_step(
+            label,
+            command,
+            log=self.work / "logs" / f"{label}.log",
+            env=self.env,
+            cwd=self.cwd,
+            on_start=on_start,
+        )
+        say(f"==> {label}: {step.wall:.1f}s, peak memory {step.peak_rss / (1 << 20):.0f} MiB")
+        return step
+
+    def module(self, label: str, module: str, *args: str | Path) -> StepRun:
+        return self.run(label, [sys.executable, "-m", module, *map(str, args)])

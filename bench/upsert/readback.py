@@ -6,22 +6,30 @@ check, the runner's event logs and the Delta history of each target.
 REQUEST.json::
 
     {"session_project": DIR,
-     "expected": FILE, "compare": {"runner": LOCATION, "recipe": LOCATION},
+     "checks": {GROUP: {"expected": FILE, "tables": {"runner": LOCATION, ...},
+                        "keys_only": BOOL}, ...},
      "counts": {"append": LOCATION, ...},
      "event_logs": {"runner": [PROJECT_DIR, MODEL], ...},
-     "histories": {"runner": LOCATION, ...}}
+     "histories": {"runner": LOCATION, ...},
+     "scans": {"tables": {NAME: LOCATION, ...}, "copy_of": LOCATION, "copy": LOCATION}}
 
-The answer holds, for ``compare``, the rows of each table and of the expected file and, for
-each pair, how many rows one has that the other lacks (with up to 5 of them); for ``counts``
-the rows found; the event-log rows of each model and the event log's own commits; and each
-target's commits with their time and operation metrics. It is written whether or not the
+The answer holds, for each group of ``checks``, the rows of each table and of the expected
+file and, for each pair, how many rows one has that the other lacks (with up to 5 of them;
+with ``keys_only``, only the tables' rows whose key the expected file holds are compared: a
+pre-built target's untouched rows are counted instead); for ``counts`` the rows found; the
+event-log rows of each model and the event log's own commits; each target's commits with
+their time and operation metrics; for ``scans`` (goal 4), each table's file count and the
+median seconds of a full-scan query, and the same for a copy of ``copy_of`` written to
+``copy`` and OPTIMIZEd (first, before anything is cached). It is written whether or not the
 tables agree: the bench decides.
 """
 
 from __future__ import annotations
 
 import json
+import statistics
 import sys
+import time
 from datetime import date, datetime
 from pathlib import Path
 from typing import Any
@@ -29,6 +37,7 @@ from typing import Any
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from bench.upsert.plan import OPTIMIZED_COPY, SCAN_QUERY, SCAN_REPEATS
 from runner.project import load
 from runner.spark.batch.eventlog import event_log_location, read_history
 from runner.spark.session.builder import build_session
@@ -43,10 +52,14 @@ def as_text(frame: DataFrame) -> DataFrame:
     return frame.select(*[F.col(c).cast("string").alias(c) for c in COLUMNS])
 
 
-def compare(spark: SparkSession, expected: Path, tables: dict[str, str]) -> dict[str, Any]:
+def compare(
+    spark: SparkSession, expected: Path, tables: dict[str, str], keys_only: bool = False
+) -> dict[str, Any]:
     frames = {"expected": spark.read.schema(TEXT_SCHEMA).json(str(expected))}
+    keys = frames["expected"].select("order_id")
     for name, location in tables.items():
-        frames[name] = as_text(spark.read.format("delta").load(location))
+        frame = as_text(spark.read.format("delta").load(location))
+        frames[name] = frame.join(keys, "order_id", "left_semi") if keys_only else frame
     for frame in frames.values():
         frame.cache()
     rows = {name: frame.count() for name, frame in frames.items()}
@@ -103,12 +116,42 @@ def plain(value: Any) -> Any:
     return value
 
 
+def scans(spark: SparkSession, request: dict[str, Any]) -> dict[str, Any]:
+    """Goal 4: each table's file count and a full-scan query's median seconds (SCAN_REPEATS
+    runs after one to warm up, the tables taken in turn so a drift of the machine's load
+    touches them alike), a freshly OPTIMIZEd copy of ``copy_of`` among them."""
+    copy = request["copy"]
+    spark.sql(
+        f"CREATE TABLE delta.`{copy}` USING DELTA AS SELECT * FROM delta.`{request['copy_of']}`"
+    )
+    spark.sql(f"OPTIMIZE delta.`{copy}`")
+    tables = {**request["tables"], OPTIMIZED_COPY: copy}
+    seconds: dict[str, list[float]] = {name: [] for name in tables}
+    for repeat in range(SCAN_REPEATS + 1):
+        for name, location in tables.items():
+            started = time.monotonic()
+            spark.sql(SCAN_QUERY.format(location=location)).collect()
+            if repeat:
+                seconds[name].append(time.monotonic() - started)
+    return {
+        name: {
+            "files": spark.sql(f"DESCRIBE DETAIL delta.`{location}`").collect()[0]["numFiles"],
+            "seconds": statistics.median(seconds[name]),
+        }
+        for name, location in tables.items()
+    }
+
+
 def main() -> None:
     request = json.loads(Path(sys.argv[1]).read_text())
     spark = build_session(load(Path(request["session_project"])).target, app_name="bench:readback")
     answer: dict[str, Any] = {}
-    if request.get("compare"):
-        answer["compare"] = compare(spark, Path(request["expected"]), request["compare"])
+    if request.get("scans"):
+        answer["scans"] = scans(spark, request["scans"])
+    answer["checks"] = {
+        group: compare(spark, Path(c["expected"]), c["tables"], bool(c.get("keys_only")))
+        for group, c in request.get("checks", {}).items()
+    }
     answer["counts"] = {
         name: spark.read.format("delta").load(location).count()
         for name, location in request.get("counts", {}).items()

@@ -4,10 +4,11 @@ with the sequence guard applies updates, inserts and deletes, and OPTIMIZE ZORDE
 every N-th batch (batch ids from 0, as the runner's optimize_every).
 
     python -m bench.upsert.recipe --project DIR --landing DIR --result FILE --optimize-every N
-        [--spark-defaults]
+        [--spark-defaults] [--stream TRIGGER]
 
 With ``--spark-defaults`` it runs as the seeds write it, on Spark's and Delta's defaults for
 the settings the runner tunes (issue #12's baseline); without, on the runner's settings.
+With ``--stream``, it streams until SIGTERM (goal 3, freshness).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from bench.upsert.handwritten import (
     HandwrittenResult,
     arguments,
     run_available_now,
+    run_until_stopped,
     runner_like_session,
 )
 from bench.upsert.plan import ZORDER_BY
@@ -64,7 +66,11 @@ def main() -> None:
             session.sql(f"OPTIMIZE {ORDERS_TABLE} ZORDER BY ({ZORDER_BY})")
 
     result = HandwrittenResult(variant)
-    run_available_now(spark, args.landing, warehouse.parent / "checkpoint", upsert, result)
+    checkpoint = warehouse.parent / "checkpoint"
+    if args.stream:
+        run_until_stopped(spark, args.landing, checkpoint, upsert, result, args.stream)
+    else:
+        run_available_now(spark, args.landing, checkpoint, upsert, result)
     result.write(args.result)
     spark.stop()
 

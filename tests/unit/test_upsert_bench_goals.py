@@ -4,12 +4,22 @@ every variant. No JVM."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime
 
 from bench.upsert.events import InputSummary
-from bench.upsert.plan import LAYOUTS, RECOMMENDED_LAYOUT, SIZES
+from bench.upsert.plan import LAYOUTS, OPTIMIZED_COPY, RECOMMENDED_LAYOUT, SIZES
 from bench.upsert.report import markdown
-from bench.upsert.results import Batch, BenchResults, CurvePoint, VariantResult
+from bench.upsert.results import (
+    Batch,
+    BenchResults,
+    CurvePoint,
+    FreshnessResult,
+    LargeCase,
+    SmallFilesResult,
+    VariantResult,
+    throughput,
+)
 
 SIZE = SIZES["full"]
 
@@ -79,3 +89,50 @@ def test_the_report_shows_both_recipes_and_every_layout() -> None:
     for layout in LAYOUTS:
         assert f"| {layout.name} |" in text
     assert "as the seeds write it, on Spark's defaults" in text
+
+
+def test_throughput_counts_from_the_first_batch_start_to_the_last_batch_end() -> None:
+    batches = (Batch(0, 100.0, 4.0), Batch(1, 106.0, 4.0))  # 100 .. 110
+    assert throughput(batches, 1_000) == 100.0
+
+
+def test_goal_2_is_a_floor_on_the_runners_events_per_second() -> None:
+    def case(skew: str, runner_seconds: float) -> LargeCase:
+        variants = {
+            name: VariantResult(name, 0.0, 60.0, 1 << 30, (Batch(0, 10.0, seconds),))
+            for name, seconds in (("runner", runner_seconds), ("recipe-tuned", 10.0))
+        }
+        return LargeCase(skew, 5_000_000, 100_000, 2_000_000, variants)
+
+    found = replace(results({}), large=[case("recent", 8.0), case("uniform", 10.0)])
+    ratios = [g for g in found.goals() if g.text.startswith("2. events/s, runner / ")]
+    assert [(g.measured, g.limit_text, g.verdict) for g in ratios] == [
+        (1.25, "≥ 1.1", "met"),
+        (1.0, "≥ 1.1", "not met"),
+    ]
+    assert "| recent | runner | 250,000 |" in markdown(found)
+
+
+def test_goal_3_compares_the_p95s_and_goal_4_the_runners_default_with_the_copy() -> None:
+    fresh = {
+        name: FreshnessResult(
+            name, 700.0, 1 << 30, tuple(float(s) * k for s in range(1, 21)), 20, 9
+        )
+        for name, k in (("runner", 1.0), ("recipe-tuned", 2.0))
+    }
+    scans = {
+        name: SmallFilesResult(name, files, seconds)
+        for name, files, seconds in (
+            ("none", 500, 1.3),
+            ("optimize-every", 30, 1.1),
+            (OPTIMIZED_COPY, 1, 1.0),
+        )
+    }
+    goals = {g.text: g for g in replace(results({}), freshness=fresh, small_files=scans).goals()}
+    p95 = goals["3. p95 file landed to rows visible, runner / recipe-tuned"]
+    assert (p95.measured, p95.verdict) == (0.5, "met")
+    assert goals["3. p50 file landed to rows visible, runner (s)"].measured == 10.0
+    default = [g for text, g in goals.items() if "(the runner's default)" in text]
+    assert [(g.measured, g.limit, g.verdict) for g in default] == [(1.3, 1.2, "not met")]
+    other = [g for text, g in goals.items() if "optimize-every maintenance" in text]
+    assert [(g.measured, g.verdict) for g in other] == [(1.1, "reported")]

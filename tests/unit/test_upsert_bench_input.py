@@ -14,6 +14,8 @@ import pytest
 
 from bench.upsert.events import (
     DELETE_OP,
+    RECENT_SHARE,
+    RECENT_WINDOW,
     GeneratedOrders,
     OrdersSpec,
     curve_batches,
@@ -121,3 +123,27 @@ def test_curve_batches_mix_updates_and_inserts_of_distinct_orders() -> None:
 
 def test_tree_rss_of_this_process_is_counted() -> None:
     assert tree_rss_bytes(os.getpid()) > 10 * (1 << 20)
+
+
+def test_recent_batches_mostly_update_the_newest_orders() -> None:
+    target = 100_000
+    batches = curve_batches(target, 2, 5_000, skew="recent")
+    assert batches == curve_batches(target, 2, 5_000, skew="recent")
+    updates = [int(e.order_id[1:]) for b in batches for e in b if int(e.order_id[1:]) < target]
+    recent = sum(n >= target * (1 - RECENT_WINDOW) for n in updates)
+    # RECENT_SHARE of the draws land in the window, and a few uniform ones too
+    assert RECENT_SHARE - 0.03 < recent / len(updates) < RECENT_SHARE + 0.05
+    assert min(updates) < target // 2  # the others reach old orders
+    assert len(set(updates)) < len(updates)  # drawn with replacement: the dedupe's work
+
+
+def test_recent_batches_follow_the_orders_placed_since() -> None:
+    first, second = curve_batches(1_000, 2, 1_000, skew="recent")
+    placed = max(int(e.order_id[1:]) for e in first) + 1
+    newest = sum(int(e.order_id[1:]) >= placed - 60 for e in second)
+    assert newest > 500  # the newest window moved up with the first batch's inserts
+
+
+def test_an_unknown_skew_is_refused() -> None:
+    with pytest.raises(ValueError, match="skew must be"):
+        curve_batches(100, 1, 10, skew="zipf")
