@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Install what is needed (idempotent), check the Python (lint, formatting, types), build the docs
 # site in strict mode, then run the whole test suite, pure-Python tests and tests on real Spark
-# and Delta, in three pytest-xdist workers on CI's two cores (with two, the cores were half idle:
-# many tests wait on a JVM or a server): the tests that start processes (a local cluster, a Kafka
-# broker, `runner` killed and restarted) run as groups, each on one worker, beside the rest.
+# and Delta, in two pytest-xdist workers: the tests that start processes (a local cluster, a Kafka
+# broker, `runner` killed and restarted) run as groups, each on one worker, beside the rest. (A
+# third worker was measured: no faster, the slow tests only slowed each other; CONTRIBUTING.md.)
 # Extra arguments go to pytest (`-n 0`: one process; `--slow`: the thorough property tests).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -14,4 +14,4 @@ echo "==> ruff check, ruff format --check, mypy"
 .venv/bin/mypy
 echo "==> mkdocs build --strict (the docs site: a broken link or a page missing from the nav fails)"
 NO_MKDOCS_2_WARNING=1 .venv/bin/mkdocs build --strict --quiet --site-dir site
-exec .venv/bin/python -m pytest -n 3 --dist loadgroup "$@"
+exec .venv/bin/python -m pytest -n 2 --dist loadgroup "$@"
