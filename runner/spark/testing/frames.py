@@ -23,16 +23,11 @@ def typed_frame(
     return frame.select(*[F.col(_quoted(c.name)).cast(c.type).alias(c.name) for c in columns])
 
 
-def text_rows(frame: DataFrame, columns: list[str]) -> list[tuple[str | None, ...]]:
-    """The values of ``columns`` in ``frame`` as text (Spark's CAST to STRING)."""
-    return [tuple(row) for row in _as_text(frame, columns).collect()]
-
-
 def text_rows_of_both(
     first: DataFrame, second: DataFrame, columns: list[str]
 ) -> tuple[list[tuple[str | None, ...]], list[tuple[str | None, ...]]]:
-    """``text_rows`` of two frames from one Spark job (each job is a round trip and a
-    scheduling delay on a server, and a model unit test compares twice)."""
+    """The values of ``columns`` in each frame as text (Spark's CAST to STRING), read in one
+    Spark job instead of two (on a server each job is a round trip and a scheduling delay)."""
     side = "__runner_side"
     both = (
         _as_text(first, columns)

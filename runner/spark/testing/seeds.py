@@ -15,7 +15,7 @@ from runner.project import Project
 from runner.seed_sql import seed_statements
 from runner.spark.delta.relations import attach_existing
 from runner.spark.delta.targets import latest_version
-from runner.spark.testing.frames import text_rows, typed_frame
+from runner.spark.testing.frames import text_rows_of_both, typed_frame
 from runner.specs.seeds import SeedSpec
 
 
@@ -49,10 +49,8 @@ def load_seed(
 
 def _same_content(existing: DataFrame, new: DataFrame) -> bool:
     """Same schema and the same rows (in any order). Seeds are small: comparing them in Python
-    costs two scans and no shuffle."""
+    costs one job and no shuffle."""
     if existing.schema.simpleString() != new.schema.simpleString():
         return False
-    columns = new.columns
-    return sorted(text_rows(existing, columns), key=repr) == sorted(
-        text_rows(new, columns), key=repr
-    )
+    before, after = text_rows_of_both(existing, new, new.columns)
+    return sorted(before, key=repr) == sorted(after, key=repr)
