@@ -171,8 +171,9 @@ def _analyze_statement(session: SparkSession, planned: PlannedStatement) -> None
         else:
             raise
     else:
-        if planned.merge_source is not None:
-            _explain(session, planned.merge_source)
+        source = planned.merge_source  # tokenizes the statement: once
+        if source is not None:
+            _explain(session, source)
 
 
 def _explain(session: SparkSession, sql: str) -> None:
