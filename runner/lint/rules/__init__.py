@@ -41,6 +41,7 @@ from runner.lint.rules.cdc import (
 from runner.lint.rules.columns import (
     DuplicateViewColumn,
     InsertColumnCount,
+    RelationQualifiedByRelation,
     UnknownColumn,
     ViewReadBeforeCreated,
 )
@@ -113,6 +114,7 @@ RULES: tuple[type[Rule], ...] = (
     ViewReadBeforeCreated,  # DL037
     WrongArgumentCount,  # DL038
     SubqueryInDeltaDmlCondition,  # DL039
+    RelationQualifiedByRelation,  # DL040
 )
 
 # The rules of `runner lint --analyze`, found by Spark (runner.lint.analyze), documented last.

@@ -19,6 +19,7 @@ from runner.lint.expressions import is_scope, output_name, table_key
 from runner.lint.relations import (
     Columns,
     Relations,
+    declared_tables,
     known_relations,
     projection,
     record_view,
@@ -474,6 +475,70 @@ def _read_tables(parsed: ParsedStatement) -> list[exp.Table]:
         if table_key(table) and table_key(table) not in ctes:
             found.append(table)
     return found
+
+
+class RelationQualifiedByRelation(Rule):
+    """A statement names a relation inside a table or a view: `{{ batch }}.scratch`,
+    `{{ this }}.history`.
+
+    A table or a view holds columns, not relations, so Spark finds no such name: a view's
+    name where a database belongs gives `TABLE_OR_VIEW_NOT_FOUND` (there is no database of
+    that name), a table's `database.name` where a database belongs gives
+    `REQUIRES_SINGLE_PART_NAMESPACE` (Spark's session catalog has one-part databases). Name the
+    relation by its own database: `silver.scratch`. The names checked are the model's batch
+    view, the views it creates and the tables the project declares (targets, seeds); a catalog
+    configured in the target's `spark_conf` (`spark.sql.catalog.<name>`) may begin a
+    three-part name. A database the project does not declare that has a view's name would be
+    found by Spark: `-- noqa: DL040` then.
+    """
+
+    spark_rejects = True
+    code = "DL040"
+    severity = ERROR
+
+    def check(self, context: ModelContext) -> list[Violation]:
+        model = context.model
+        if model is None:
+            return []
+        tables = set(declared_tables(context.project)) | {model.target_table.lower()}
+        databases = {name.rsplit(".", 1)[0] for name in tables if "." in name}
+        views = {model.batch_view.lower()}
+        for statements in context.batches.values():
+            views |= set(_views_created(statements))
+        catalogs = _catalogs(context)
+        found = []
+        for parsed in context.statements():
+            for table in parsed.nodes:
+                if not isinstance(table, exp.Table):
+                    continue
+                parts = table_key(table).split(".")
+                qualifier = ".".join(parts[:-1])
+                if len(parts) > 3 or parts[0] in catalogs or qualifier in databases:
+                    continue
+                if qualifier in views and len(parts) == 2:
+                    kind, error = "a view", "TABLE_OR_VIEW_NOT_FOUND"
+                elif qualifier in tables and len(parts) == 3:
+                    kind, error = "a table", "REQUIRES_SINGLE_PART_NAMESPACE"
+                else:
+                    continue
+                message = (
+                    f"[{error}] {table_key(table)} names a relation inside {qualifier}, which "
+                    f"is {kind}, not a database: name the relation by its own database"
+                )
+                found.append(self.violation(context, context.locate_node(parsed, table), message))
+        return found
+
+
+def _catalogs(context: ModelContext) -> set[str]:
+    """The catalogs a three-part name may begin with: Spark's session catalog and those the
+    target configures (``spark.sql.catalog.<name>``)."""
+    prefix = "spark.sql.catalog."
+    configured = context.project.target.spark_conf
+    return {"spark_catalog"} | {
+        key[len(prefix) :].lower()
+        for key in configured
+        if key.startswith(prefix) and "." not in key[len(prefix) :]
+    }
 
 
 class InsertColumnCount(Rule):
