@@ -118,7 +118,7 @@ def record_verdicts(projects: list[CorpusProject], verdicts: dict[str, Verdict])
                 continue
             started = time.monotonic()
             project = load(corpus.root, tolerate_model_errors=True)
-            spark = spark or analysis_session(_small_jobs(project), scratch)
+            spark = spark or analysis_session(project, scratch)
             contexts = [build_context(project, m.file) for m in project.models.values()]
             plans = {p.model.name: p for p in map(plan_analysis, contexts) if p is not None}
             found = _analyze_bases_first(project, corpus, contexts, plans, spark)
@@ -177,20 +177,6 @@ def _executed(planned: PlannedStatement) -> bool:
     """An OPTIMIZE or VACUUM of a stand-in, which Spark executes (it cannot EXPLAIN them)."""
     expression = planned.parsed.expression
     return planned.mode == EXPLAIN_OR_RUN and isinstance(expression, (Optimize, Vacuum))
-
-
-# The statements Spark cannot EXPLAIN (OPTIMIZE, VACUUM) run on the empty stand-ins, and Delta
-# computes each new snapshot's state with a job of 50 partitions by default; on an empty table
-# one partition does. Analysis is not affected.
-_SMALL_JOBS = {
-    "spark.databricks.delta.snapshotPartitions": "1",
-    "spark.sql.shuffle.partitions": "1",
-}
-
-
-def _small_jobs(project: Project) -> Project:
-    conf = {**project.target.spark_conf, **_SMALL_JOBS}
-    return replace(project, target=replace(project.target, spark_conf=conf))
 
 
 def _spark_violations(

@@ -113,14 +113,30 @@ def analyze_project(
         shutil.rmtree(scratch, ignore_errors=True)
 
 
+# The stand-ins are empty, and the statements Spark cannot EXPLAIN (OPTIMIZE, VACUUM) run on
+# them: one partition does each job. Delta computes a new snapshot's state with 50 partitions
+# by default, and VACUUM lists a table's directories with Spark's partition-discovery
+# parallelism, 10,000 tasks by default: most of an empty VACUUM's time.
+_EMPTY_TABLES_CONF = {
+    "spark.databricks.delta.snapshotPartitions": "1",
+    "spark.sql.shuffle.partitions": "1",
+    "spark.sql.sources.parallelPartitionDiscovery.parallelism": "1",
+}
+
+
 def analysis_session(project: Project, scratch: Path) -> SparkSession:
-    """A local session for analysis only: in-memory catalog, warehouse in ``scratch``."""
+    """A local session for analysis only: in-memory catalog, warehouse in ``scratch``, jobs
+    sized for the empty stand-ins."""
     target = replace(
         project.target,
         master=ANALYSIS_MASTER,
         warehouse=scratch / "warehouse",
         checkpoint_root=scratch / "checkpoints",
-        spark_conf={**project.target.spark_conf, "spark.sql.catalogImplementation": "in-memory"},
+        spark_conf={
+            **project.target.spark_conf,
+            **_EMPTY_TABLES_CONF,
+            "spark.sql.catalogImplementation": "in-memory",
+        },
         catalog=None,  # never the shared catalog: analysis registers scratch tables
     )
     return build_session(target, app_name=f"runner-lint-analyze:{project.name}")

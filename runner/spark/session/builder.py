@@ -46,6 +46,9 @@ DEFAULT_CONF = {
     "spark.ui.showConsoleProgress": "false",
     "spark.sql.session.timeZone": "UTC",
     "spark.databricks.delta.snapshotPartitions": "2",
+    # Delta's VACUUM lists a table in a job of this many tasks (Spark's default: 10,000),
+    # minutes of a maintenance batch on a few cores (bench/results/vacuum-listing.md)
+    "spark.sql.sources.parallelPartitionDiscovery.parallelism": "4",
     "spark.sql.streaming.stopTimeout": "60000",
     "spark.log.structuredLogging.enabled": "false",
     "spark.driver.extraJavaOptions": f"-Dlog4j2.configurationFile=file:{LOG_CONFIG}",
