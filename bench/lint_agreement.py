@@ -36,6 +36,7 @@ from runner.lint.analyze import EXPLAIN_OR_RUN, ModelPlan, PlannedStatement
 from runner.lint.base import ERROR, Violation
 from runner.lint.context import ModelContext
 from runner.lint.engine import build_context, lint_loaded
+from runner.lint.relations import declared_tables
 from runner.lint.rules import all_rules
 from runner.project import Project, load
 from runner.sql.dialect import Optimize, Vacuum
@@ -275,6 +276,8 @@ def compare(projects: list[CorpusProject], verdicts: dict[str, Verdict]) -> list
             # inherit its defect, are not
             if (mutant.base in bad_bases and mutant.kind != "valid") or verdict.status == SKIPPED:
                 continue
+            if _table_not_in_sandbox(project, mutant, verdict):
+                continue
             mine = [v for v in findings.get(mutant.name, []) if v.severity == ERROR]
             warned = tuple(v for v in findings.get(mutant.name, []) if v.severity != ERROR)
             outcomes.append(
@@ -290,6 +293,25 @@ def compare(projects: list[CorpusProject], verdicts: dict[str, Verdict]) -> list
                 )
             )
     return outcomes
+
+
+_NOT_FOUND = re.compile(r"The table or view ((?:`[^`]+`\.)+`[^`]+`) cannot be found")
+_VIEW = re.compile(r"\bCREATE\s+(?:OR\s+REPLACE\s+)?TEMP(?:ORARY)?\s+VIEW\s+(\w+)", re.I)
+
+
+def _table_not_in_sandbox(project: Project, mutant: Mutant, verdict: Verdict) -> bool:
+    """Spark found no table of a database-qualified name the project does not declare: the
+    analysis's empty catalog holds only the project's own tables (a model may read others, and
+    the lint leaves them alone). A name qualified by a table's or a view's name is not one."""
+    found = _NOT_FOUND.search(verdict.message) if verdict.status == REJECTS else None
+    model = project.models.get(mutant.name)
+    if found is None or model is None:
+        return False
+    parts = [part.strip("`").lower() for part in found.group(1).split("`.`")]
+    relations = set(declared_tables(project))
+    relations |= {m.batch_view.lower() for m in project.models.values()}
+    relations |= {name.lower() for name in _VIEW.findall(model.source)}
+    return ".".join(parts) not in relations and ".".join(parts[:-1]) not in relations
 
 
 def _statement_at(project: Project, mutant: Mutant, line: int | None) -> tuple[int, int] | None:

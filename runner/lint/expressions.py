@@ -21,6 +21,13 @@ Views = dict[str, exp.Expr]  # lower-cased view / CTE name -> its query
 _MAX_DEPTH = 20  # views reading views; a cycle is a user error Spark reports itself
 
 
+# Names Spark resolves without a relation (functions written without parentheses)
+BARE_FUNCTIONS = frozenset(
+    {"current_date", "current_timestamp", "current_user", "current_catalog",
+     "current_database", "current_schema", "user", "session_user", "localtimestamp"}
+)  # fmt: skip
+
+
 def table_key(table: exp.Expr) -> str:
     """``silver.orders`` for a table node (lower-cased), ``''`` for a table function."""
     if not isinstance(table, exp.Table) or not isinstance(table.this, exp.Identifier):

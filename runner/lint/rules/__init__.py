@@ -54,6 +54,7 @@ from runner.lint.rules.merge import (
     SequenceByNotCompared,
 )
 from runner.lint.rules.statements import (
+    BatchViewWritten,
     MissingSemicolon,
     OpaqueStatement,
     SelectStarInFinalProjection,
@@ -115,6 +116,7 @@ RULES: tuple[type[Rule], ...] = (
     WrongArgumentCount,  # DL038
     SubqueryInDeltaDmlCondition,  # DL039
     RelationQualifiedByRelation,  # DL040
+    BatchViewWritten,  # DL043
 )
 
 # The rules of `runner lint --analyze`, found by Spark (runner.lint.analyze), documented last.

@@ -16,7 +16,7 @@ from sqlglot.tokens import TokenType
 from runner.lint.base import ERROR, Rule, Violation
 from runner.lint.calls import calls
 from runner.lint.context import Location, ModelContext, ParsedStatement
-from runner.lint.expressions import optimized_table
+from runner.lint.expressions import BARE_FUNCTIONS, optimized_table
 from runner.lint.spark_functions import AGGREGATES, ARITIES, ARITY_PROBED_UP_TO, FUNCTIONS
 from runner.sql.dialect import Delta, Optimize
 
@@ -134,11 +134,13 @@ def _where_column(context: ModelContext, parsed: ParsedStatement, column: exp.Co
 class ColumnNotGrouped(Rule):
     """A query aggregates, but projects a column that is neither grouped nor aggregated.
 
-    With `GROUP BY`, or with an aggregate such as `count(*)` and no `GROUP BY`, every column
-    the projection names outside an aggregate must be one of the grouping expressions: Spark
-    refuses the query (`MISSING_AGGREGATION`), since one output row stands for many input rows.
-    Group by the column, aggregate it (`max(col)`, `any_value(col)`), or use a window function
-    (`... OVER (PARTITION BY ...)`), which keeps every row.
+    With `GROUP BY`, every column the projection names outside an aggregate must be one of the
+    grouping expressions (a column grouped only through an expression of it, as `status` with
+    `GROUP BY upper(status)`, is not): Spark refuses the query (`MISSING_AGGREGATION`), since
+    one output row stands for many input rows. With an aggregate such as `count(*)` and no
+    `GROUP BY` at all, Spark refuses it as `MISSING_GROUP_BY`, at the query. Group by the
+    column, aggregate it (`max(col)`, `any_value(col)`), or use a window function (`... OVER
+    (PARTITION BY ...)`), which keeps every row.
     """
 
     spark_rejects = True
@@ -148,7 +150,19 @@ class ColumnNotGrouped(Rule):
     def check(self, context: ModelContext) -> list[Violation]:
         found = []
         for parsed, select in context.expressions(exp.Select):
-            for column in _not_grouped(select):
+            missing = _not_grouped(select)
+            if missing and select.args.get("group") is None:
+                names = ", ".join(dict.fromkeys(c.sql(dialect="spark") for c in missing))
+                message = (
+                    f"[MISSING_GROUP_BY] the query aggregates without GROUP BY but projects "
+                    f"{names}: add GROUP BY, aggregate them (e.g. any_value({missing[0].name})), "
+                    "or use a window function"
+                )
+                found.append(
+                    self.violation(context, _select_keyword(context, parsed, select), message)
+                )
+                continue
+            for column in missing:
                 message = (
                     f"[MISSING_AGGREGATION] {column.sql(dialect='spark')} is projected next to an "
                     "aggregate but is not in GROUP BY; group by it, aggregate it (e.g. "
@@ -156,6 +170,19 @@ class ColumnNotGrouped(Rule):
                 )
                 found.append(self.violation(context, context.locate_node(parsed, column), message))
         return found
+
+
+def _select_keyword(context: ModelContext, parsed: ParsedStatement, select: exp.Select) -> Location:
+    """Where ``select``'s SELECT keyword is (Spark places a query's errors there): the last
+    SELECT before its first projected item."""
+    first = context.locate_node(parsed, select.expressions[0])
+    starts = [n.meta["start"] for n in select.expressions[0].walk() if "start" in n.meta]
+    if not starts:
+        return first
+    keywords = list(re.finditer(r"\bselect\b", parsed.sql[: min(starts)], re.IGNORECASE))
+    if not keywords:
+        return first
+    return context.locate_offset(parsed, keywords[-1].start(), "SELECT")
 
 
 def _is_aggregate(node: exp.Expr) -> bool:
@@ -202,7 +229,8 @@ def _not_grouped(select: exp.Select) -> list[exp.Column]:
     ):
         return []
     grouped = set()
-    names = set()
+    names = set()  # of the columns in any grouping expression
+    plain = set()  # of the columns grouped by themselves
     aliases = {i.alias.lower(): i.this for i in items if isinstance(i, exp.Alias)}
     for expression in group.expressions if group is not None else []:
         if isinstance(expression, exp.Literal) and not expression.is_string:
@@ -214,10 +242,18 @@ def _not_grouped(select: exp.Select) -> list[exp.Column]:
         grouped.add(expression.sql(dialect="spark").lower())
         for column in expression.find_all(exp.Column):
             names.add(column.name.lower())
+        if isinstance(expression.unnest(), exp.Column):
+            plain.add(expression.unnest().name.lower())
     missing = []
     for item in items:
         inner = item.unalias()
         if inner.sql(dialect="spark").lower() in grouped:
+            continue
+        if isinstance(inner.unnest(), exp.Column) and group is not None:
+            bare = inner.unnest()
+            name = bare.name.lower()
+            if name not in plain | BARE_FUNCTIONS and not isinstance(bare.this, exp.Star):
+                missing.append(bare)  # grouped, if at all, only through an expression of it
             continue
         for node in _own_nodes(inner, skip=(exp.AggFunc, exp.Anonymous)):
             if isinstance(node, exp.Anonymous) and node.name.lower() in AGGREGATES:

@@ -15,7 +15,7 @@ from sqlglot import exp
 
 from runner.lint.base import ERROR, Rule, Violation
 from runner.lint.context import ModelContext, ParsedStatement
-from runner.lint.expressions import is_scope, output_name, table_key
+from runner.lint.expressions import BARE_FUNCTIONS, is_scope, output_name, table_key
 from runner.lint.relations import (
     Columns,
     Relations,
@@ -30,12 +30,6 @@ from runner.lint.relations import (
 
 # (column, the names it could have been, where they were looked for)
 Unresolved = Iterator[tuple[exp.Column | exp.Identifier, list[str], str]]
-
-# Names Spark resolves without a relation (functions written without parentheses)
-_BARE_FUNCTIONS = frozenset(
-    {"current_date", "current_timestamp", "current_user", "current_catalog",
-     "current_database", "current_schema", "user", "session_user", "localtimestamp"}
-)  # fmt: skip
 
 
 class UnknownColumn(Rule):
@@ -156,7 +150,7 @@ def _unknown_in(
     name, qualifier = column.name.lower(), column.table.lower()
     if column.args.get("db") is not None or (qualifier and qualifier not in sources):
         return False  # a struct field, or a name Spark reports itself
-    return name not in columns and name not in _BARE_FUNCTIONS
+    return name not in columns and name not in BARE_FUNCTIONS
 
 
 def _columns_by_scope(nodes: tuple[exp.Expr, ...]) -> dict[int, list[exp.Column]]:
@@ -198,7 +192,7 @@ def _select_unresolved(
         name = column.name.lower()
         qualifier = column.table.lower()
         if not qualifier:
-            if name in every or name in aliases or name in _BARE_FUNCTIONS:
+            if name in every or name in aliases or name in BARE_FUNCTIONS:
                 continue
             yield column, every, where
         elif column.args.get("db") is not None:
@@ -207,9 +201,10 @@ def _select_unresolved(
             columns = list(sources[qualifier] or ())
             if name not in columns:
                 yield column, sorted(columns), _where_text({qualifier: sources[qualifier]})
-        elif qualifier in every:
-            continue  # struct.field
-        # an unknown qualifier: a table name Spark reports itself
+        elif qualifier in every or qualifier in aliases:
+            continue  # a struct's field: of a column, or of what this projection names
+        else:  # neither a relation this query reads nor a column of one
+            yield column, every, where
 
 
 def _merge_unresolved(merge: exp.Merge, relations: Relations, own: list[exp.Column]) -> Unresolved:
@@ -234,7 +229,7 @@ def _merge_unresolved(merge: exp.Merge, relations: Relations, own: list[exp.Colu
             if name not in (sources[qualifier] or ()):
                 columns = sorted(sources[qualifier] or ())
                 yield column, columns, _where_text({qualifier: sources[qualifier]})
-        elif not qualifier and name not in every and name not in _BARE_FUNCTIONS:
+        elif not qualifier and name not in every and name not in BARE_FUNCTIONS:
             yield column, every, _where_text(sources)
 
 

@@ -193,6 +193,49 @@ class SubqueryInDeltaDmlCondition(Rule):
         return found
 
 
+class BatchViewWritten(Rule):
+    """A statement writes the batch view: `DELETE FROM {{ batch }}`, `UPDATE {{ batch }}`,
+    `MERGE INTO {{ batch }}`, `INSERT INTO {{ batch }}`, `TRUNCATE TABLE {{ batch }}`.
+
+    The batch view holds the micro-batch's rows as the stream delivered them: a view of a
+    DataFrame, not a table, so Spark cannot change it (`INTERNAL_ERROR` for a DELETE or an
+    INSERT, `UNSUPPORTED_FEATURE.TABLE_OPERATION` for an UPDATE or a MERGE,
+    `EXPECT_TABLE_NOT_VIEW` for a TRUNCATE, each probed on Spark 4.2). To drop or change rows
+    of the batch, create a view of the rows you keep, `CREATE OR REPLACE TEMPORARY VIEW kept AS
+    SELECT ... FROM {{ batch }} WHERE ...`, and read that instead.
+    """
+
+    spark_rejects = True
+    code = "DL043"
+    severity = ERROR
+
+    def check(self, context: ModelContext) -> list[Violation]:
+        if context.model is None:
+            return []
+        batch = context.model.batch_view.lower()
+        found = []
+        for parsed in context.statements():
+            node = parsed.expression
+            if not isinstance(
+                node, (exp.Delete, exp.Update, exp.Merge, exp.Insert, exp.TruncateTable)
+            ):
+                continue
+            tables = node.expressions if isinstance(node, exp.TruncateTable) else [node.this]
+            for table in tables:
+                table = table.this if isinstance(table, exp.Schema) else table
+                if table_key(table) == batch:
+                    message = (
+                        f"{batch} is the batch view, the micro-batch's rows, not a table: "
+                        "Spark cannot change it; create a view of the rows to keep "
+                        f"(CREATE OR REPLACE TEMPORARY VIEW ... AS SELECT ... FROM {batch} "
+                        "WHERE ...) and read that"
+                    )
+                    found.append(
+                        self.violation(context, context.locate_node(parsed, table), message)
+                    )
+        return found
+
+
 class MissingSemicolon(Rule):
     """Two statements run together: a `;` is missing between them.
 
