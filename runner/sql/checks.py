@@ -155,6 +155,28 @@ def as_before_view_query(statement: StatementTokens) -> Problem | None:
     return None
 
 
+def lambda_parameters(statement: StatementTokens) -> Problem | None:
+    """A lambda's parameters are ``x -> ...`` or ``(x, y, ...) -> ...``: Spark's grammar has no
+    ``(x) -> ...`` nor ``() -> ...`` (``extra input '->'``)."""
+    tokens = statement.tokens
+    for index, token in enumerate(tokens):
+        if token.token_type != TokenType.ARROW or index < 2:
+            continue
+        if tokens[index - 1].token_type != TokenType.R_PAREN:
+            continue
+        inside = 0
+        opening = index - 2
+        while opening >= 0 and tokens[opening].token_type != TokenType.L_PAREN:
+            if tokens[opening].token_type in (TokenType.COMMA, TokenType.R_PAREN):
+                inside = -1  # two or more parameters, or not a parameter list
+                break
+            inside += 1
+            opening -= 1
+        if 0 <= inside <= 1 and opening >= 0:
+            return token, "A lambda of one parameter is x -> ..., without parentheses"
+    return None
+
+
 # Run in this order; the first problem found is the one reported.
 TOKEN_CHECKS: tuple[TokenCheck, ...] = (
     balanced_parentheses,
@@ -164,6 +186,7 @@ TOKEN_CHECKS: tuple[TokenCheck, ...] = (
     query_after_insert_target,
     select_after_from_first,
     as_before_view_query,
+    lambda_parameters,
 )
 
 

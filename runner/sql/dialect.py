@@ -31,7 +31,7 @@ from sqlglot.dialects.spark import Spark
 from sqlglot.errors import ParseError, TokenError
 from sqlglot.generators.spark import SparkGenerator
 from sqlglot.parsers.spark import SparkParser
-from sqlglot.tokens import TokenType
+from sqlglot.tokens import Token, TokenType
 
 from runner.sql.checks import check_tokens, check_tree, is_name_list
 
@@ -127,6 +127,37 @@ class Delta(Spark):
             **Spark.Parser.ALTER_PARSERS,
             "UNSET": lambda self: self._parse_alter_table_unset(),
         }
+
+        # Where the query of the CREATE being parsed ended (a token index), else None.
+        _create_query_end: int | None = None
+
+        def _parse_create(self) -> exp.Create | exp.Command:
+            self._create_query_end = None
+            try:
+                return super()._parse_create()
+            finally:
+                self._create_query_end = None
+
+        def _parse_ddl_select(self) -> exp.Expr | None:
+            query = super()._parse_ddl_select()
+            if query is not None:
+                self._create_query_end = self._index
+            return query
+
+        def _parse_as_command(self, start: Token) -> exp.Command:
+            """sqlglot keeps a CREATE whose query it could not read to the end as an opaque
+            command; in Spark's grammar nothing follows a view's or a table's query (``AS
+            query`` is the statement's last part), so the token the query stopped at is the
+            syntax error Spark reports (``SELECT x AS map('k', y)``: an alias is a name)."""
+            if (
+                start.token_type == TokenType.CREATE
+                and self._create_query_end is not None
+                and self._curr is not None
+            ):
+                self.raise_error(
+                    "Unexpected token: nothing follows the query of a CREATE", self._curr
+                )
+            return super()._parse_as_command(start)
 
         def _parse_statement(self) -> exp.Expr | None:
             """Dispatch Delta statements that start with a plain word, else defer to Spark."""

@@ -402,11 +402,24 @@ def test_several_statements_via_sqlglot_parse() -> None:
         "",
         "  ;  ",
         "SELECT 1; SELECT 2",
+        # nothing follows a CREATE's query: an alias is a name, not a call
+        "CREATE TEMPORARY VIEW v AS SELECT a AS map('k', a) FROM t",
+        "CREATE TABLE x USING delta AS SELECT a AS CAST(a AS INT) FROM t",
+        # a lambda's parameters: x -> ... or (x, y) -> ...
+        "SELECT transform(a, (x) -> x + 1) FROM t",
+        "SELECT transform(a, () -> 1) FROM t",
     ],
 )
 def test_invalid_statements_raise_parse_error(sql: str) -> None:
     with pytest.raises(ParseError):
         parse_statement(sql)
+
+
+def test_lambdas_spark_parses() -> None:
+    tree = parse_statement(
+        "SELECT transform(a, x -> x + 1), zip_with(a, b, (x, y) -> (x) + y) FROM t"
+    )
+    assert len(list(tree.find_all(exp.Lambda))) == 2
 
 
 def test_generic_commands_are_rejected_unless_allowed() -> None:

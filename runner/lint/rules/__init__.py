@@ -46,6 +46,8 @@ from runner.lint.rules.columns import (
     ViewReadBeforeCreated,
 )
 from runner.lint.rules.datatypes import DataTypeMismatch, StoreAssignmentRefused
+from runner.lint.rules.fields import StructFieldNotFound
+from runner.lint.rules.grouping import StarWithGroupByPosition
 from runner.lint.rules.merge import (
     MergeOnMissesUniqueKey,
     MergeSourceNotDeduplicated,
@@ -116,6 +118,8 @@ RULES: tuple[type[Rule], ...] = (
     WrongArgumentCount,  # DL038
     SubqueryInDeltaDmlCondition,  # DL039
     RelationQualifiedByRelation,  # DL040
+    StarWithGroupByPosition,  # DL041
+    StructFieldNotFound,  # DL042
     BatchViewWritten,  # DL043
 )
 

@@ -23,7 +23,10 @@ class SqlSyntaxError(Rule):
     parsed with the Delta dialect (OPTIMIZE, VACUUM, MERGE WITH SCHEMA EVOLUTION, ... included).
     The finding points at the token the parser stopped at. Spark's parser also requires a
     column name (not an expression) on the left of `SET col = ...` and in the column list of
-    `INSERT (col, ...)`, which the dialect accepts (`PARSE_SYNTAX_ERROR`).
+    `INSERT (col, ...)`, which the dialect accepts (`PARSE_SYNTAX_ERROR`); an alias after `AS`
+    is a name (`AS map('k', x)` is refused at its `(`, also in a view's query, which sqlglot
+    would keep as an opaque command), and a lambda of one parameter is `x -> ...`, without
+    parentheses (`(x) -> ...` is refused at its `->`).
     """
 
     spark_rejects = True
