@@ -129,3 +129,34 @@ CREATE OR REPLACE TEMPORARY VIEW c AS SELECT * FROM range(10);
         (2, "[INCORRECT_NUMBER_OF_ARGUMENTS] table_changes() takes 2 or 3 arguments, not 1"),
         (3, "[WRONG_NUM_ARGS] range() takes 1, 2, 3 or 4 arguments, not 5"),
     ]
+
+
+def test_complex_values_where_spark_needs_a_scalar(project_factory: Callable[..., Path]) -> None:
+    # a declared map column, and what the constructors hold: Spark 4.2 refuses lines 5 to 10
+    # (UNEXPECTED_INPUT_TYPE, INVALID_ORDERING_TYPE, BINARY_OP_DIFF_TYPES) and accepts 11 to 13
+    model = (
+        CONFIG
+        + """
+SELECT upper(tags), round(array(n), 1), last_day(named_struct('d', d)) FROM {{ this }};
+SELECT tags = map('k', 'v') FROM {{ this }};
+SELECT array(array(n)) = array(n) FROM {{ this }};
+SELECT named_struct('t', tags).t > 'x' FROM {{ this }};
+SELECT try_add(tags, 1) FROM {{ this }};
+INSERT INTO {{ this }} (order_id, n) SELECT order_id, array(n) FROM {{ this }};
+SELECT upper(CAST(tags AS STRING)), size(tags), map_keys(tags), element_at(tags, 'k') = 'v'
+  FROM {{ this }};
+SELECT array(array(n)) = array(array(1)), named_struct('v', n).v + 1 FROM {{ this }};
+"""
+    )
+    found = _findings(project_factory({"m": model}), "DL035", "DL036")
+
+    assert [(line, message.split("]")[0] + "]") for line, _, message in found] == [
+        (5, "[DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE]"),
+        (5, "[DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE]"),
+        (5, "[DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE]"),
+        (6, "[DATATYPE_MISMATCH.INVALID_ORDERING_TYPE]"),
+        (7, "[DATATYPE_MISMATCH.BINARY_OP_DIFF_TYPES]"),
+        (8, "[DATATYPE_MISMATCH.BINARY_OP_DIFF_TYPES]"),
+        (9, "[DATATYPE_MISMATCH.BINARY_OP_DIFF_TYPES]"),
+        (10, "[DATATYPE_MISMATCH.CAST_WITHOUT_SUGGESTION]"),
+    ]

@@ -8,20 +8,25 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from itertools import chain
 
 from sqlglot import exp
 
 from runner.lint.base import ERROR, Rule, Violation
 from runner.lint.context import ModelContext, ParsedStatement
 from runner.lint.expressions import table_key
+from runner.lint.parameters import arguments, binary_operands
 from runner.lint.relations import typed_statements
 from runner.lint.types import (
     COMPARISONS,
     COMPLEX,
     Kind,
+    Nested,
     TypeScope,
     branch_values,
     data_type_kind,
+    describe,
+    incompatible,
 )
 
 _ARITHMETIC = (exp.Add, exp.Sub, exp.Mul, exp.Div, exp.Mod)
@@ -58,7 +63,12 @@ _ANSI_REFUSED = {
 
 
 def _text(kind: Kind) -> str:
-    return (kind or "unknown").upper()
+    return describe(kind) if kind is not None else "UNKNOWN"
+
+
+def _a(kind: Kind) -> str:
+    text = _text(kind)
+    return f"{'an' if text[0] in 'AEIOU' else 'a'} {text}"
 
 
 def invalid_literal_cast(value: exp.Expr, kind: Kind) -> str | None:
@@ -105,12 +115,16 @@ class DataTypeMismatch(Rule):
     """An expression combines values of types Spark cannot combine.
 
     Spark's analyzer refuses, before reading any row (`DATATYPE_MISMATCH.*`): a comparison of a
-    map, array or struct with a value of another type (`BINARY_OP_DIFF_TYPES`); arithmetic on
-    a boolean, map, array or struct (`BINARY_OP_DIFF_TYPES`, `UNEXPECTED_INPUT_TYPE`);
-    `IN` (a list or a subquery), `CASE`, `IF` or `COALESCE` mixing such a value with other
-    types (`DATA_DIFF_TYPES`, `IN_SUBQUERY_DATA_TYPE_MISMATCH`);
-    a cast Spark's ANSI mode forbids, `TRY_CAST` too (a timestamp or date to BOOLEAN and a
-    BOOLEAN to a timestamp: `CAST_WITH_CONF_SUGGESTION`; a number to a DATE or back:
+    map, array or struct with a value of another type, at any depth (`ARRAY<ARRAY<STRING>>`
+    with `ARRAY<STRING>`: `BINARY_OP_DIFF_TYPES`); a comparison of maps, which have no order
+    (`INVALID_ORDERING_TYPE`); arithmetic on a boolean, map, array or struct, `try_divide` and
+    its kin too (`BINARY_OP_DIFF_TYPES`, `UNEXPECTED_INPUT_TYPE`); a map, array or struct given
+    to a built-in function where it takes a scalar (`upper`, `trim`, `substring`, `year`,
+    `EXTRACT`, `date_format`, `round`, ...: `UNEXPECTED_INPUT_TYPE`; runner/lint/parameters.py
+    lists them); `IN` (a list or a subquery), `CASE`, `IF` or `COALESCE` mixing such a value
+    with other types (`DATA_DIFF_TYPES`, `IN_SUBQUERY_DATA_TYPE_MISMATCH`); a cast Spark's
+    ANSI mode forbids, `TRY_CAST` too (a timestamp or date to BOOLEAN and a BOOLEAN to a
+    timestamp: `CAST_WITH_CONF_SUGGESTION`; a number to a DATE or back:
     `CAST_WITH_FUNC_SUGGESTION`; a map, array or struct to anything but a string, a BINARY to
     anything but a string: `CAST_WITHOUT_SUGGESTION`); a map where Spark orders values
     (`max`, `min`, `max_by`, `min_by`, `greatest`, `least`, `ORDER BY`:
@@ -119,7 +133,8 @@ class DataTypeMismatch(Rule):
     folds the constant: `'x'` is no timestamp, `'2024-01-01'` and `'now'` are).
     The types come from the columns the project declares (targets, streams, seeds), the views
     the model creates, literals, casts and the constructors `array()`, `map()`,
-    `named_struct()`; an expression of a type the linter does not know is not judged.
+    `named_struct()`, `struct()` with the kinds they hold (a view's `s.v` has its field's);
+    an expression of a type the linter does not know is not judged.
     """
 
     spark_rejects = True
@@ -131,7 +146,7 @@ class DataTypeMismatch(Rule):
         for parsed, scope in typed_statements(context):
             if parsed.expression is None:
                 continue
-            for node, message in _mismatches(parsed, scope):
+            for node, message in chain(_mismatches(parsed, scope), _call_mismatches(parsed, scope)):
                 found.append(self.violation(context, context.locate_node(parsed, node), message))
         return found
 
@@ -139,26 +154,24 @@ class DataTypeMismatch(Rule):
 def _mismatches(parsed: ParsedStatement, scope: TypeScope) -> Iterator[tuple[exp.Expr, str]]:  # noqa: C901, PLR0912 - one case per operator
     for node in parsed.nodes:
         if isinstance(node, _ARITHMETIC):
-            left, right = scope.kind(node.left), scope.kind(node.right)
-            bad = [k for k in (left, right) if k in _NOT_NUMBERS]
-            if bad:
-                both = left is not None and right is not None and left != right
-                kind = "BINARY_OP_DIFF_TYPES" if both else "UNEXPECTED_INPUT_TYPE"
-                yield (
-                    node,
-                    (
-                        f"[DATATYPE_MISMATCH.{kind}] {_sql(node)}: arithmetic on a "
-                        f"{_text(bad[0])} value (the operands: {_text(left)} and {_text(right)})"
-                    ),
-                )
+            yield from _arithmetic(node, node.left, node.right, scope)
         elif isinstance(node, COMPARISONS) and not isinstance(node.parent, exp.Update):
             left, right = scope.kind(node.left), scope.kind(node.right)
-            if _incomparable(left, right):
+            if incompatible(left, right):
                 yield (
                     node,
                     (
                         f"[DATATYPE_MISMATCH.BINARY_OP_DIFF_TYPES] {_sql(node)}: the operands have "
                         f"incompatible types ({_text(left)} and {_text(right)})"
+                    ),
+                )
+                continue
+            if _orderless(left) or _orderless(right):
+                yield (
+                    node,
+                    (
+                        f"[DATATYPE_MISMATCH.INVALID_ORDERING_TYPE] {_sql(node)}: a comparison "
+                        "orders its operands, and a MAP has no order"
                     ),
                 )
                 continue
@@ -199,13 +212,54 @@ def _mismatches(parsed: ParsedStatement, scope: TypeScope) -> Iterator[tuple[exp
                     node,
                     (
                         f"[DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE] {_sql(node)}: needs a number, "
-                        f"not a {_text(operand)}"
+                        f"not {_a(operand)}"
                     ),
                 )
         elif isinstance(node, exp.Cast):
             yield from _bad_cast(node, scope)
         elif isinstance(node, (*_ORDERING, exp.Ordered)):
             yield from _unordered(node, scope)
+
+
+def _arithmetic(
+    node: exp.Expr, left_value: exp.Expr, right_value: exp.Expr, scope: TypeScope
+) -> Iterator[tuple[exp.Expr, str]]:
+    left, right = scope.kind(left_value), scope.kind(right_value)
+    bad = [k for k in (left, right) if k in _NOT_NUMBERS]
+    if bad:
+        both = left is not None and right is not None and left != right
+        kind = "BINARY_OP_DIFF_TYPES" if both else "UNEXPECTED_INPUT_TYPE"
+        yield (
+            node,
+            (
+                f"[DATATYPE_MISMATCH.{kind}] {_sql(node)}: arithmetic on "
+                f"{_a(bad[0])} value (the operands: {_text(left)} and {_text(right)})"
+            ),
+        )
+
+
+def _call_mismatches(parsed: ParsedStatement, scope: TypeScope) -> Iterator[tuple[exp.Expr, str]]:
+    """A map, array or struct given to a built-in function's parameter that takes a scalar
+    (runner.lint.parameters), and to ``try_divide`` and its kin (Spark's arithmetic)."""
+    inserted: set[int] = set()  # the dialect's own nodes between a call and its argument
+    for node in parsed.nodes:
+        if id(node) in inserted:
+            continue
+        operands = binary_operands(node)
+        if operands is not None:
+            yield from _arithmetic(node, *operands, scope)
+            continue
+        for value, takes, between in arguments(node):
+            inserted.update(id(b) for b in between)
+            kind = scope.kind(value)
+            if kind in COMPLEX:
+                yield (
+                    node,
+                    (
+                        f"[DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE] {_sql(node)}: "
+                        f"{_sql(value)} is {_a(kind)}, where the function takes {takes}"
+                    ),
+                )
 
 
 def _unordered(node: exp.Expr, scope: TypeScope) -> Iterator[tuple[exp.Expr, str]]:
@@ -232,6 +286,15 @@ def _unordered(node: exp.Expr, scope: TypeScope) -> Iterator[tuple[exp.Expr, str
         )
 
 
+def _orderless(kind: Kind) -> bool:
+    """A map, or an array or struct holding one: Spark can neither order nor compare it."""
+    if kind == "map":
+        return True
+    if not isinstance(kind, Nested):
+        return False
+    return _orderless(kind.element) or any(_orderless(k) for k in kind.fields.values())
+
+
 def _names_projected_alias(ordered: exp.Ordered) -> bool:
     order = ordered.parent
     select = order.parent if isinstance(order, exp.Order) else None
@@ -241,15 +304,10 @@ def _names_projected_alias(ordered: exp.Ordered) -> bool:
     return ordered.this.name.lower() in aliases
 
 
-def _incomparable(left: Kind, right: Kind) -> bool:
-    if left in (None, "null") or right in (None, "null") or left == right:
-        return False
-    return left in COMPLEX or right in COMPLEX
-
-
 def _mixed(kinds: list[Kind]) -> bool:
-    known = {k for k in kinds if k not in (None, "null")}
-    return len(known) > 1 and bool(known & COMPLEX) and None not in kinds
+    if None in kinds:
+        return False
+    return any(incompatible(a, b) for i, a in enumerate(kinds) for b in kinds[i + 1 :])
 
 
 def _bad_cast(node: exp.Cast, scope: TypeScope) -> Iterator[tuple[exp.Expr, str]]:
@@ -274,7 +332,9 @@ def _sql(node: exp.Expr) -> str:
 class StoreAssignmentRefused(Rule):
     """A value stored into a target column is of a type Delta cannot cast to the column's.
 
-    Checked in `UPDATE ... SET` and a MERGE's `UPDATE SET` and `INSERT (...) VALUES (...)`.
+    Checked in `UPDATE ... SET` and a MERGE's `UPDATE SET` and `INSERT (...) VALUES (...)`; in
+    an `INSERT INTO` (its values by position, or into the columns it lists) only a map, array
+    or struct into a column of another type, or a value into such a column.
     Delta casts what it stores to the column's type with Spark's ANSI cast, and refuses what
     that cannot cast (`DATATYPE_MISMATCH.*`, the same casts as DL035's): a map, array or
     struct into a column of another type, or a value into such a column that is not one; a
@@ -298,7 +358,40 @@ class StoreAssignmentRefused(Rule):
                 if message:
                     where = context.locate_node(parsed, value)
                     found.append(self.violation(context, where, message))
+            for column, value, table_kinds, named in _inserted(parsed.expression, scope):
+                source, target = scope.kind(value), table_kinds.get(column)
+                if source in COMPLEX or target in COMPLEX:
+                    message = _refused(column, value, table_kinds, scope)
+                    if message:
+                        where = context.locate_node(parsed, named)
+                        found.append(self.violation(context, where, message))
         return found
+
+
+def _inserted(
+    node: exp.Expr | None, scope: TypeScope
+) -> Iterator[tuple[str, exp.Expr, dict, exp.Expr]]:
+    """(target column, value, the target's column kinds, where Spark names the pair: the
+    column in the INSERT's column list, else the value) of each value an INSERT stores, by
+    position: its column list's, or the target's columns'."""
+    if not isinstance(node, exp.Insert) or node.args.get("by_name") or node.args.get("partition"):
+        return
+    table = node.this.this if isinstance(node.this, exp.Schema) else node.this
+    kinds = scope.relations.get(table_key(table)) if isinstance(table, exp.Table) else None
+    if kinds is None:
+        return
+    listed = node.this.expressions if isinstance(node.this, exp.Schema) else None
+    columns = [c.name.lower() for c in listed] if listed is not None else list(kinds)
+    query = node.expression
+    rows = [query.expressions] if isinstance(query, exp.Select) else []
+    if isinstance(query, exp.Values):
+        rows = [row.expressions for row in query.expressions if isinstance(row, exp.Tuple)]
+    for row in rows:
+        if len(row) != len(columns) or any(isinstance(v, exp.Star) or v.is_star for v in row):
+            continue
+        for position, (column, value) in enumerate(zip(columns, row, strict=True)):
+            named = listed[position] if listed is not None else value
+            yield column, value.unalias(), dict(kinds), named
 
 
 Assignment = tuple[str, exp.Expr, dict]
