@@ -107,10 +107,14 @@ def spark_rejecting_codes() -> frozenset[str]:
 
 def record_verdicts(projects: list[CorpusProject], verdicts: dict[str, Verdict]) -> None:
     """Every corpus model not in ``verdicts`` through Spark's analyzer, in one local Spark
-    application; ``verdicts`` is saved after each project, so a stopped run resumes."""
+    application; ``verdicts`` (without the models the corpus no longer has) is saved after
+    each project, so a stopped run resumes."""
     from runner.lint.analyze import plan_analysis
     from runner.spark.analyze import analysis_session
 
+    current = {key(m) for corpus in projects for m in corpus.mutants}
+    for stale in set(verdicts) - current:  # a model the corpus no longer has
+        del verdicts[stale]
     scratch = Path(tempfile.mkdtemp(prefix="lint-agreement-"))
     spark = None
     try:
@@ -265,10 +269,12 @@ def compare(projects: list[CorpusProject], verdicts: dict[str, Verdict]) -> list
             continue  # not recorded yet
         project = load(corpus.root, tolerate_model_errors=True)
         findings = _findings_by_model(project)
-        bad_bases = {
+        bad_bases = {  # a table absent from the sandbox is judged mutant by mutant
             m.base
             for m in corpus.mutants
-            if m.kind == "valid" and verdicts[key(m)].status != ACCEPTS
+            if m.kind == "valid"
+            and verdicts[key(m)].status != ACCEPTS
+            and not _table_not_in_sandbox(project, m, verdicts[key(m)])
         }
         for mutant in corpus.mutants:
             verdict = verdicts[key(mutant)]
