@@ -53,6 +53,7 @@ AFTER_FIRST_STATEMENT = re.compile(r"orders_merge batch \d+ batch\[0\] CREATE")
 OUTAGE_SECONDS = 10.0
 LEASE_SECONDS = 20  # renewed every 3 s: a 10 s outage leaves it time to renew
 STILL_LEASED = re.compile(r"is already running on checkpoint .* lease renewed until")
+EXPIRES_IN = re.compile(r"lease renewed until [^(]*\(in (\d+) s\)")
 LEASED_OR_MERGING = re.compile(f"{STILL_LEASED.pattern}|{AFTER_FIRST_STATEMENT.pattern}")
 AFTER_OUTAGE_SECONDS = 240.0  # S3A's retries, then a batch; or the stream's error line
 # a line of a Java stack trace: a frame, a cause, an exception's class name at the start
@@ -80,7 +81,7 @@ def test_sigkill_and_outage_on_s3_on_standalone_cluster(
     add_targets(example_project, local_cluster, default="cluster")
     on_lake(example_project, lake, "crash")
     read_from(spark, lake)
-    fast_triggers(example_project)
+    fast_triggers(example_project, files_per_batch=4)  # half the drain's batches
     files = generate_files(SEED, FILES)
     producer = land_slowly(example_project / "target" / "landing" / "orders", files, pause=3.0)
     workers = {pid for name, pid in local_cluster.pids().items() if name.startswith("worker")}
@@ -124,7 +125,8 @@ def kill_during_merge(project: Path, kills: int) -> list[str]:
 
 def leased_stream(project: Path) -> StreamProcess:
     """`runner stream --select orders_merge+`, started again while it says the killed run's
-    lease still holds the model (it expires within LEASE_SECONDS)."""
+    lease still holds the model (it expires within LEASE_SECONDS), once the lease it names
+    has expired (a start every few seconds cost a Python process each)."""
     deadline = time.monotonic() + LEASE_SECONDS * 3
     while True:
         stream = StreamProcess(project, select="orders_merge+")
@@ -132,8 +134,11 @@ def leased_stream(project: Path) -> StreamProcess:
         if first is None or not STILL_LEASED.search(stream.lines[first]):
             return stream
         stream.process.wait(timeout=60)
-        assert time.monotonic() < deadline, "\n".join(stream.lines)
-        time.sleep(2)
+        stream.join()
+        output = "\n".join(stream.lines)
+        assert time.monotonic() < deadline, output
+        expires = EXPIRES_IN.search(" ".join(stream.lines[first:]))
+        time.sleep(min(int(expires[1]) + 1, LEASE_SECONDS) if expires else 2)
 
 
 def outage_mid_batch(project: Path, lake: LocalBucket) -> list[str]:
