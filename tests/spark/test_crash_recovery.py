@@ -202,8 +202,9 @@ def fast_triggers(project: Path, files_per_batch: int = 2) -> None:
 def test_sigkill_and_restart_never_loses_or_doubles_a_batch(
     spark: SparkSession, example_project: Path, report: Report, kill_count: int, cli
 ) -> None:
-    # the kills land while the first batches run; four files a batch halve the drain's batches
-    fast_triggers(example_project, files_per_batch=4)
+    # the kills land while the first batches run: a batch per kill (eight files a batch by
+    # default, four with --slow's four kills) leaves the drain few batches to run
+    fast_triggers(example_project, files_per_batch=FILES // kill_count)
     expect_positive_amounts(example_project)
     landing = example_project / "target" / "landing" / "orders"
     files = generate_files(SEED, FILES)
@@ -233,7 +234,7 @@ def test_sigkill_and_restart_never_loses_or_doubles_a_batch(
     warehouse = example_project / "target" / "local" / "warehouse"
     accepted = [[e for e in events if not e.fails_amount_positive] for events in files]
     per_model = assert_tables_match_oracle(spark, warehouse, accepted)
-    # which batch read each file, as the checkpoint recorded it: up to four files a batch, but
+    # which batch read each file, as the checkpoint recorded it: up to FILES // kill_count, but
     # a kill between the file source's log write and the offset log's leaves a batch with more
     checkpoint = example_project / "target" / "local" / "checkpoints" / "orders_merge"
     batch_of = batch_of_each_file(checkpoint)
