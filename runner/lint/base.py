@@ -31,6 +31,12 @@ class RuleInfo:
     spark_rejects: ClassVar[bool] = False
 
     @classmethod
+    def consequences(cls) -> frozenset[str]:
+        """``explains``, and for a rule that finds what Spark refuses, Spark's own finding
+        under `--analyze` (DL100) on the same line: the same cause, found twice."""
+        return cls.explains | (frozenset({"DL100"}) if cls.spark_rejects else frozenset())
+
+    @classmethod
     def name(cls) -> str:
         return cls.__name__
 

@@ -147,7 +147,7 @@ def _check_context(
         if not _is_suppressed(violation, suppressed):
             severity = project.lint.severity.get(violation.code, violation.severity)
             found.append(replace(violation, severity=severity))
-    return without_consequences(found, {rule.code: rule.explains for rule, _ in rules})
+    return without_consequences(found, {rule.code: rule.consequences() for rule, _ in rules})
 
 
 def without_consequences(

@@ -316,7 +316,6 @@ class WrongArgumentCount(Rule):
     parse are left to Spark.
     """
 
-    explains = frozenset({"DL100"})
     spark_rejects = True
     code = "DL038"
     severity = ERROR

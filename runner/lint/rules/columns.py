@@ -55,9 +55,8 @@ class UnknownColumn(Rule):
     `MERGE WITH SCHEMA EVOLUTION`, `ALTER TABLE` or Delta's autoMerge) is never second-guessed.
     """
 
-    # Spark's analyzer rejects the same column with --analyze; a misspelt GROUP BY column
-    # also leaves the projected column ungrouped (DL027)
-    explains = frozenset({"DL100", "DL027"})
+    # a misspelt GROUP BY column also leaves the projected column ungrouped (DL027)
+    explains = frozenset({"DL027"})
 
     spark_rejects = True
     code = "DL023"
