@@ -261,7 +261,7 @@ def _not_grouped(select: exp.Select) -> list[exp.Column]:
             if (
                 isinstance(node, exp.Column)
                 and not _under_aggregate(node, inner)
-                and node.name.lower() not in names
+                and node.name.lower() not in names | BARE_FUNCTIONS
                 and not isinstance(node.this, exp.Star)
             ):
                 missing.append(node)
