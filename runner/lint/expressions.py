@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from typing import TypeGuard
 
 from sqlglot import exp
 from sqlglot.errors import ParseError, TokenError
@@ -47,16 +48,27 @@ def change_feed_table(item: exp.Expr) -> str | None:
     return ".".join(part.strip().strip("`") for part in first.name.split(".")).lower()
 
 
+def is_view_definition(node: exp.Expr | None) -> TypeGuard[exp.Create]:
+    """A ``CREATE [OR REPLACE] [TEMPORARY] VIEW`` statement."""
+    return isinstance(node, exp.Create) and str(node.args.get("kind", "")).upper() == "VIEW"
+
+
+def created_view(node: exp.Expr | None) -> exp.Table | None:
+    """The name of the view ``node`` creates (with or without a column list), None when it
+    creates none."""
+    if not is_view_definition(node):
+        return None
+    name = node.this.this if isinstance(node.this, exp.Schema) else node.this
+    return name if isinstance(name, exp.Table) else None
+
+
 def temp_views(statements: list[ParsedStatement]) -> Views:
     """Views created by ``CREATE [OR REPLACE] [TEMPORARY] VIEW`` statements, by name."""
     views: Views = {}
     for parsed in statements:
-        node = parsed.expression
-        if isinstance(node, exp.Create) and str(node.args.get("kind", "")).upper() == "VIEW":
-            query = node.expression
-            name = node.this.this if isinstance(node.this, exp.Schema) else node.this
-            if query is not None and isinstance(name, exp.Table):
-                views[table_key(name)] = query
+        node, name = parsed.expression, created_view(parsed.expression)
+        if is_view_definition(node) and name is not None and node.expression is not None:
+            views[table_key(name)] = node.expression
     return views
 
 

@@ -20,7 +20,7 @@ from sqlglot import exp
 
 from runner.errors import RunnerError
 from runner.lint.context import ModelContext, ParsedStatement
-from runner.lint.expressions import change_feed_table, output_name, table_key
+from runner.lint.expressions import change_feed_table, created_view, output_name, table_key
 from runner.lint.types import CDF_KINDS, Kind, Kinds, TypeScope, data_type_kind, ddl_kinds
 from runner.project import Project
 from runner.specs.seeds import load_seeds
@@ -246,10 +246,8 @@ def record_view(parsed: ParsedStatement, relations: Relations, *, known: bool) -
     """A ``CREATE [TEMPORARY] VIEW name AS query``: ``name`` now has the query's columns.
     Returns the view's name, if the statement created one."""
     node = parsed.expression
-    if not (isinstance(node, exp.Create) and str(node.args.get("kind", "")).upper() == "VIEW"):
-        return None
-    name = node.this.this if isinstance(node.this, exp.Schema) else node.this
-    if not isinstance(name, exp.Table):
+    name = created_view(node)
+    if name is None or not isinstance(node, exp.Create):
         return None
     columns = projection(node.expression, relations) if node.expression is not None else None
     if isinstance(node.this, exp.Schema):  # CREATE VIEW v (a, b) AS ...

@@ -15,7 +15,14 @@ from sqlglot import exp
 
 from runner.lint.base import ERROR, Rule, Violation
 from runner.lint.context import ModelContext, ParsedStatement
-from runner.lint.expressions import BARE_FUNCTIONS, is_scope, output_name, table_key
+from runner.lint.expressions import (
+    BARE_FUNCTIONS,
+    created_view,
+    is_scope,
+    is_view_definition,
+    output_name,
+    table_key,
+)
 from runner.lint.relations import (
     Columns,
     Relations,
@@ -372,8 +379,7 @@ class DuplicateViewColumn(Rule):
         for parsed, relations in scoped_statements(context):
             node = parsed.expression
             if not (
-                isinstance(node, exp.Create)
-                and str(node.args.get("kind", "")).upper() == "VIEW"
+                is_view_definition(node)
                 and isinstance(node.expression, exp.Select)
                 and not isinstance(node.this, exp.Schema)
             ):
@@ -446,11 +452,9 @@ def _views_created(statements: list[ParsedStatement]) -> dict[str, int]:
     """View name -> index of the first statement that creates it."""
     created: dict[str, int] = {}
     for index, parsed in enumerate(statements):
-        node = parsed.expression
-        if isinstance(node, exp.Create) and str(node.args.get("kind", "")).upper() == "VIEW":
-            name = node.this.this if isinstance(node.this, exp.Schema) else node.this
-            if isinstance(name, exp.Table):
-                created.setdefault(table_key(name), index)
+        name = created_view(parsed.expression)
+        if name is not None:
+            created.setdefault(table_key(name), index)
     return created
 
 

@@ -6,7 +6,7 @@ from sqlglot import exp
 
 from runner.lint.base import ERROR, Rule, Violation
 from runner.lint.context import ModelContext
-from runner.lint.expressions import is_scope, output_name, table_key
+from runner.lint.expressions import is_scope, is_view_definition, output_name, table_key
 from runner.lint.relations import typed_statements
 from runner.lint.types import TypeScope
 
@@ -74,7 +74,7 @@ def _struct_of(column: exp.Column, scope: TypeScope, views: StructFields) -> fro
 
 def _record_view(node: exp.Expr, views: StructFields) -> None:
     """The struct columns of the view ``node`` creates, if it creates one."""
-    if not (isinstance(node, exp.Create) and str(node.args.get("kind", "")).upper() == "VIEW"):
+    if not is_view_definition(node):
         return
     if not isinstance(node.this, exp.Table) or not isinstance(node.expression, exp.Select):
         return
