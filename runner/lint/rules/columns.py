@@ -48,6 +48,9 @@ class UnknownColumn(Rule):
     into the model's target: `ON`, `WHEN` conditions, `UPDATE SET`, `INSERT (...) VALUES (...)`,
     and in `UPDATE ... SET ... WHERE` and `DELETE ... WHERE` of a known table, in the column list
     of `INSERT INTO t (a, b)`, and in a subquery (where the outer query's columns count too).
+    A qualified column whose qualifier names neither a relation the query reads nor one of
+    their columns (a struct's field), as `silver.orders` written where a column belongs, is
+    reported too.
     `UPDATE SET *` and `INSERT *` in such a MERGE set every column of the target from the
     source's column of that name: a target column the source lacks is reported at the `*`
     (Delta's `DELTA_MERGE_UNRESOLVED_EXPRESSION`; without schema evolution, a source column the
