@@ -27,7 +27,6 @@ from __future__ import annotations
 from runner.lint.base import Rule, RuleInfo
 from runner.lint.rules.analysis import AnalysisSkipped, SparkAnalysisError
 from runner.lint.rules.analyzer import (
-    ColumnNotGrouped,
     MergeClauseOmitsCondition,
     OptimizeWhereNotPartition,
     UnknownFunction,
@@ -47,7 +46,7 @@ from runner.lint.rules.columns import (
 )
 from runner.lint.rules.datatypes import DataTypeMismatch, StoreAssignmentRefused
 from runner.lint.rules.fields import StructFieldNotFound
-from runner.lint.rules.grouping import StarWithGroupByPosition
+from runner.lint.rules.grouping import ColumnNotGrouped, StarWithGroupByPosition
 from runner.lint.rules.merge import (
     MergeOnMissesUniqueKey,
     MergeSourceNotDeduplicated,
