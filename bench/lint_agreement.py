@@ -36,6 +36,7 @@ from runner.lint.analyze import EXPLAIN_OR_RUN, ModelPlan, PlannedStatement
 from runner.lint.base import ERROR, Violation
 from runner.lint.context import ModelContext
 from runner.lint.engine import build_context, lint_loaded
+from runner.lint.expressions import temp_views
 from runner.lint.relations import declared_tables
 from runner.lint.rules import all_rules
 from runner.project import Project, load
@@ -302,7 +303,6 @@ def compare(projects: list[CorpusProject], verdicts: dict[str, Verdict]) -> list
 
 
 _NOT_FOUND = re.compile(r"The table or view ((?:`[^`]+`\.)+`[^`]+`) cannot be found")
-_VIEW = re.compile(r"\bCREATE\s+(?:OR\s+REPLACE\s+)?TEMP(?:ORARY)?\s+VIEW\s+(\w+)", re.I)
 
 
 def _table_not_in_sandbox(project: Project, mutant: Mutant, verdict: Verdict) -> bool:
@@ -316,7 +316,8 @@ def _table_not_in_sandbox(project: Project, mutant: Mutant, verdict: Verdict) ->
     parts = [part.strip("`").lower() for part in found.group(1).split("`.`")]
     relations = set(declared_tables(project))
     relations |= {m.batch_view.lower() for m in project.models.values()}
-    relations |= {name.lower() for name in _VIEW.findall(model.source)}
+    for statements in build_context(project, model.file).batches.values():
+        relations |= set(temp_views(statements))
     return ".".join(parts) not in relations and ".".join(parts[:-1]) not in relations
 
 
