@@ -1,6 +1,8 @@
 """Benchmark the inner loop: `runner show` and `runner test` on the example, each command a
 separate process as a user types it, through the local server (`runner server start`) and in
-a JVM of its own (RUNNER_NO_SERVER=1).
+a JVM of its own (RUNNER_NO_SERVER=1). Beside them, the floor under the unit tests: the same
+Delta work typed by hand (bench/unit_test_floor.py), so that what `runner test` costs can be
+told from what Delta costs on the machine.
 
     .venv/bin/python bench/inner_loop_bench.py [--project DIR] [--runs 5]
 
@@ -34,9 +36,12 @@ from runner.spark.session.local_server import LocalServer  # noqa: E402
 RESULTS = REPO / "bench" / "results" / "inner_loop.md"
 RUNNER = Path(sys.executable).with_name("runner")
 # the quick ones first: a bench stopped early has them
+FLOOR = "the unit tests' Delta work by hand (bench/unit_test_floor.py)"
 COMMANDS = {
     "runner show --model orders_merge": ["show", "--model", "orders_merge"],
     "runner test --select test_type:data": ["test", "--select", "test_type:data"],
+    "runner test --select test_type:unit": ["test", "--select", "test_type:unit"],
+    FLOOR: [],
     "runner test": ["test"],
 }
 GOAL_SECONDS = 5.0
@@ -58,15 +63,17 @@ def runner(project: Path, args: list[str], *, server: bool) -> tuple[float, floa
     server_pid = LocalServer(project).running_pid() if server else None
     cpu_before = children_cpu_seconds() + process_cpu_seconds(server_pid)
     started = time.monotonic()
+    # no args: the floor under the unit tests, a process of its own like a command
+    command = [str(RUNNER), *args] if args else [sys.executable, "-m", "bench.unit_test_floor"]
     result = subprocess.run(
-        [str(RUNNER), *args, "-p", str(project)], capture_output=True, text=True, env=env
+        [*command, "-p", str(project)], capture_output=True, text=True, env=env, cwd=REPO
     )
     seconds = time.monotonic() - started
     cpu = children_cpu_seconds() + process_cpu_seconds(server_pid) - cpu_before
     if result.returncode != 0:
-        raise SystemExit(f"runner {' '.join(args)} failed:\n{result.stdout}{result.stderr}")
+        raise SystemExit(f"{' '.join(command)} failed:\n{result.stdout}{result.stderr}")
     if ("using the local server" in result.stderr) != server:
-        raise SystemExit(f"runner {' '.join(args)}: server={server}, but:\n{result.stderr}")
+        raise SystemExit(f"{' '.join(command)}: server={server}, but:\n{result.stderr}")
     return seconds, cpu
 
 
@@ -89,6 +96,10 @@ def example_copy(root: Path) -> Path:
     runner(project, ["run", "--select", "orders_merge+"], server=False)
     runner(project, ["seed"], server=False)
     return project
+
+
+def shown(command: str) -> str:
+    return f"`{command}`" if command.startswith("runner ") else command
 
 
 def load_average() -> float:
@@ -130,7 +141,7 @@ class Results:
             lines.append(f"`runner server start`: {self.start_seconds:.1f} s.")
         for command, seconds in self.first.items():
             lines.append(
-                f"First `{command}` after the start (the server's own warm-up: JIT, first "
+                f"First {shown(command)} after the start (the server's own warm-up: JIT, first "
                 f"Delta reads): {seconds:.1f} s, not counted below."
             )
         lines += [
@@ -150,13 +161,13 @@ class Results:
                     got = table.get((command, server), [])
                     cells.append(f"{statistics.median(got):.1f}" if got else "not measured")
             counts = "/".join(str(len(self.times.get((command, s), []))) for s in (True, False))
-            lines.append(f"| `{command}` | {' | '.join(cells)} | {counts} |")
+            lines.append(f"| {shown(command)} | {' | '.join(cells)} | {counts} |")
         lines += ["", "Every run (wall s / CPU s):", ""]
         for (command, server), got in self.times.items():
             where = "server" if server else "in-process"
             pairs = zip(got, self.cpu[(command, server)], strict=True)
             lines.append(
-                f"- `{command}`, {where}: {', '.join(f'{w:.1f}/{c:.1f}' for w, c in pairs)}"
+                f"- {shown(command)}, {where}: {', '.join(f'{w:.1f}/{c:.1f}' for w, c in pairs)}"
             )
         RESULTS.write_text("\n".join(lines) + "\n")
 
@@ -174,13 +185,15 @@ def main() -> None:
         subprocess.run([str(RUNNER), "server", "start", "-p", str(project)], check=True)
         results.start_seconds = time.monotonic() - started
         # every command through the server first, then in-process (while the server idles:
-        # the same memory taken), so that a bench stopped early has the server's numbers
+        # the same memory taken), so that a bench stopped early has the server's numbers; the
+        # commands take turns, run after run, so that the server's JIT warming up as it works
+        # favours none of them
         try:
+            for command, args in COMMANDS.items():
+                results.first[command] = runner(project, args, server=True)[0]
             for server in (True, False)[: 1 if options.no_in_process else 2]:
-                for command, args in COMMANDS.items():
-                    if server:
-                        results.first[command] = runner(project, args, server=True)[0]
-                    for _ in range(options.runs):
+                for _ in range(options.runs):
+                    for command, args in COMMANDS.items():
                         measured = runner(project, args, server=server)
                         results.add(command, server, measured)
                         where = "server" if server else "in-process"
