@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Install what is needed (idempotent), check the Python (lint, formatting, types), build the docs
-# site in strict mode, then run the whole test suite, pure-Python tests and tests on real Spark
+# site in strict mode, make the JVM class archive of the `runner` drivers (once: .cache/jvm), then
+# run the whole test suite, pure-Python tests and tests on real Spark
 # and Delta, in two pytest-xdist workers: the tests that start processes (a local cluster, a Kafka
 # broker, `runner` killed and restarted) run as groups, each on one worker, beside the rest. (A
 # third worker was measured: no faster, the slow tests only slowed each other; CONTRIBUTING.md.)
@@ -14,4 +15,6 @@ echo "==> ruff check, ruff format --check, mypy"
 .venv/bin/mypy
 echo "==> mkdocs build --strict (the docs site: a broken link or a page missing from the nav fails)"
 NO_MKDOCS_2_WARNING=1 .venv/bin/mkdocs build --strict --quiet --site-dir site
+echo "==> the JVM class archive of the \`runner\` processes' Spark drivers (made once, in .cache/jvm)"
+.venv/bin/python -m runner_devtools.jvm_archive
 exec .venv/bin/python -m pytest -n 2 --dist loadgroup "$@"

@@ -14,19 +14,24 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from runner_devtools.example_project import copy_example
+from runner_devtools.jvm_archive import SHORT_LIVED_JVM_OPTIONS
+from runner_devtools.jvm_archive import jvm_options as class_archive_options
+
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
     from typer.testing import Result
 
 REPO = Path(__file__).resolve().parents[1]
 
-# Every JVM the tests start through the runner (a `runner` subprocess, a cluster's daemons and
-# executors, the Connect server) lives for seconds to minutes on a few rows: the quick JIT tier
-# and the serial collector do that work with about a third less CPU. The suite's own session
-# (the `spark` fixture) runs for the whole suite and keeps the full JIT.
-SHORT_LIVED_JVM_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
+# Every JVM the tests start through the runner gets the short-lived flags, and a `runner`
+# process's driver the classes of the CDS archive when scripts/test.sh made it
+# (runner_devtools/jvm_archive.py says why). The suite's own session (the `spark` fixture) runs
+# for the whole suite and keeps the full JIT.
 SUITE_JVM_OPTIONS = "-XX:+UseSerialGC"
-os.environ.setdefault("RUNNER_JVM_OPTIONS", SHORT_LIVED_JVM_OPTIONS)
+os.environ.setdefault(
+    "RUNNER_JVM_OPTIONS", f"{SHORT_LIVED_JVM_OPTIONS} {class_archive_options()}".strip()
+)
 
 # Compiled templates (runner/templating/code_cache.py) are kept for this run of the suite only:
 # its projects live in temporary directories, so their entries would never be read again.
@@ -134,15 +139,7 @@ def no_stream_left_running() -> Iterator[None]:
 @pytest.fixture
 def example_project(tmp_path: Path) -> Path:
     """A copy of the repository's example project (models, streams, macros, sample data)."""
-    root = tmp_path / "example"
-    root.mkdir()
-    for item in ("project.yml", "models", "macros", "streams", "seeds", "sample_data"):
-        source = REPO / item
-        if source.is_dir():
-            shutil.copytree(source, root / item)
-        elif source.exists():
-            shutil.copy2(source, root / item)
-    return root
+    return copy_example(tmp_path / "example")
 
 
 @pytest.fixture(scope="session")

@@ -52,6 +52,9 @@ EXECUTOR_CLASS = "CoarseGrainedExecutorBackend"
 AFTER_FIRST_STATEMENT = re.compile(r"orders_merge batch \d+ batch\[0\] CREATE")
 OUTAGE_SECONDS = 10.0
 LEASE_SECONDS = 20  # renewed every 3 s: a 10 s outage leaves it time to renew
+# the runs that are SIGKILLed: the next start waits for their lease to expire, so it is as short
+# as tests/s3/test_lock_race.py's (renewed every 2 s); no outage comes while they run
+KILLED_LEASE_SECONDS = 6
 STILL_LEASED = re.compile(r"is already running on checkpoint .* lease renewed until")
 EXPIRES_IN = re.compile(r"lease renewed until [^(]*\(in (\d+) s\)")
 LEASED_OR_MERGING = re.compile(f"{STILL_LEASED.pattern}|{AFTER_FIRST_STATEMENT.pattern}")
@@ -74,10 +77,9 @@ def test_sigkill_and_outage_on_s3_on_standalone_cluster(
     """Warehouse and checkpoints on s3a://: SIGKILLs of `runner stream` while a MERGE is in
     flight, then the object store unreachable for OUTAGE_SECONDS mid-batch; the drain after
     equals the oracle."""
-    # a killed run's lease on S3 holds its model for LEASE_SECONDS: short, yet longer than an
-    # outage plus a renewal (docs/deploy.md, "One run per model on object storage")
-    monkeypatch.setenv("RUNNER_LOCK_LEASE_SECONDS", str(LEASE_SECONDS))
-    monkeypatch.setenv("RUNNER_LOCK_HEARTBEAT_SECONDS", "3")
+    # a killed run's lease on S3 holds its model until it expires: the next start waits for it
+    # (docs/deploy.md, "One run per model on object storage")
+    monkeypatch.setenv("RUNNER_LOCK_LEASE_SECONDS", str(KILLED_LEASE_SECONDS))
     add_targets(example_project, local_cluster, default="cluster")
     on_lake(example_project, lake, "crash")
     read_from(spark, lake)
@@ -90,6 +92,9 @@ def test_sigkill_and_outage_on_s3_on_standalone_cluster(
     watcher.start()
     try:
         kills = kill_during_merge(example_project, max(2, kill_count))
+        # the run the outage hits: its lease outlasts the outage plus a renewal
+        monkeypatch.setenv("RUNNER_LOCK_LEASE_SECONDS", str(LEASE_SECONDS))
+        monkeypatch.setenv("RUNNER_LOCK_HEARTBEAT_SECONDS", "3")
         events = outage_mid_batch(example_project, lake)
         producer.join()
         drain = runner(example_project, "run", "--select", "orders_merge+")
