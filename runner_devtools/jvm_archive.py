@@ -9,7 +9,7 @@ with (CONTRIBUTING.md, "Test suite time").
 
 The archive is made once by one `runner run` of the example that exits normally with
 ``-XX:ArchiveClassesAtExit`` (about a minute) and kept in ``.cache/jvm/``, named for the pyspark
-version and the ``java`` binary: another of either makes another archive. A JVM whose class
+and Delta versions and the ``java`` binary: another of any makes another archive. A JVM whose class
 path differs from the one the archive was made with (a cluster's executors and daemons, the
 Connect server, a driver with extra class path entries) cannot use it and runs as it would
 without it; ``-Xlog:cds=off`` keeps it from saying so in the runner's output.
@@ -23,7 +23,6 @@ A development tool, not a `runner` command.
 from __future__ import annotations
 
 import hashlib
-import importlib.metadata
 import os
 import shutil
 import subprocess
@@ -33,6 +32,7 @@ import time
 from pathlib import Path
 
 from runner.processes import JVM_OPTIONS_ENV
+from runner.spark.session.jars import delta_coordinates, pyspark_version
 from runner_devtools.example_project import REPO, copy_example
 
 ARCHIVE_DIR = REPO / ".cache" / "jvm"
@@ -51,7 +51,8 @@ def archive_path() -> Path | None:
         return None
     binary = Path(java).resolve()
     stat = binary.stat()
-    key = f"{importlib.metadata.version('pyspark')} {binary} {stat.st_size} {stat.st_mtime_ns}"
+    delta = " ".join(delta_coordinates())  # Delta's classes are in it too
+    key = f"{pyspark_version()} {delta} {binary} {stat.st_size} {stat.st_mtime_ns}"
     return ARCHIVE_DIR / f"spark-driver-{hashlib.sha256(key.encode()).hexdigest()[:16]}.jsa"
 
 

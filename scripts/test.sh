@@ -9,6 +9,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/bootstrap.sh s3  # the S3 tests: boto3 and the local object store (moto)
+# the JVM class archive (runner_devtools/jvm_archive.py): made once, in about a minute of one
+# JVM, beside the checks below rather than after them
+archive_log="$(mktemp)"
+setsid .venv/bin/python -m runner_devtools.jvm_archive >"$archive_log" 2>&1 &
+archive_pid=$!
+trap 'kill -- -"$archive_pid" 2>/dev/null || true; rm -f "$archive_log"' EXIT
 echo "==> ruff check, ruff format --check, mypy"
 .venv/bin/ruff check runner runner_devtools tests bench scripts
 .venv/bin/ruff format --check runner runner_devtools tests bench scripts
@@ -16,5 +22,9 @@ echo "==> ruff check, ruff format --check, mypy"
 echo "==> mkdocs build --strict (the docs site: a broken link or a page missing from the nav fails)"
 NO_MKDOCS_2_WARNING=1 .venv/bin/mkdocs build --strict --quiet --site-dir site
 echo "==> the JVM class archive of the \`runner\` processes' Spark drivers (made once, in .cache/jvm)"
-.venv/bin/python -m runner_devtools.jvm_archive
-exec .venv/bin/python -m pytest -n 2 --dist loadgroup "$@"
+if ! wait "$archive_pid"; then
+  cat "$archive_log"
+  exit 1
+fi
+cat "$archive_log"
+.venv/bin/python -m pytest -n 2 --dist loadgroup "$@"
