@@ -32,6 +32,7 @@ sys.path.insert(0, str(REPO))
 
 from bench.upsert.processes import process_cpu_seconds  # noqa: E402
 from runner.spark.session.local_server import LocalServer  # noqa: E402
+from runner_devtools.example_project import copy_example  # noqa: E402
 
 RESULTS = REPO / "bench" / "results" / "inner_loop.md"
 RUNNER = Path(sys.executable).with_name("runner")
@@ -79,11 +80,7 @@ def runner(project: Path, args: list[str], *, server: bool) -> tuple[float, floa
 
 def example_copy(root: Path) -> Path:
     """The example in ``root``, its tables built in-process."""
-    project = root / "example"
-    project.mkdir()
-    for item in ("project.yml", "models", "macros", "streams", "seeds", "sample_data"):
-        source = REPO / item
-        (shutil.copytree if source.is_dir() else shutil.copy2)(source, project / item)
+    project = copy_example(root / "example")
     (project / "tests").mkdir()
     for singular in (REPO / "tests").glob("*.sql"):
         shutil.copy2(singular, project / "tests" / singular.name)

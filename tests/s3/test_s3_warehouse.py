@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -22,6 +21,7 @@ from pyspark.sql import SparkSession
 from runner import storage
 from runner.spark.delta.targets import registration
 from runner.storage import RemotePath
+from runner_devtools.example_project import copy_example
 from runner_devtools.object_store import LocalBucket
 from tests.conftest import REPO, land_events
 from tests.spark.conftest import rows_of
@@ -76,12 +76,7 @@ def example(
 ) -> tuple[Path, str]:
     """The example project, its four sample files run through orders_merge+ onto the store;
     returns the project and what the run printed."""
-    root = tmp_path_factory.mktemp("s3") / "example"
-    root.mkdir()
-    for item in ("project.yml", "models", "macros", "streams", "seeds", "sample_data"):
-        source = REPO / item
-        copy = shutil.copytree if source.is_dir() else shutil.copy2
-        copy(source, root / item)
+    root = copy_example(tmp_path_factory.mktemp("s3") / "example")
     for name in ("001.json", "002.json", "003.json", "004.json"):
         land_events(landing(root), name, (SAMPLE / name).read_text().splitlines())
     # two files a batch: half the batches, each some seconds of S3A requests to the store; the
