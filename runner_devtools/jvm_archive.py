@@ -3,9 +3,9 @@
 Each `runner` process the tests start (killed and restarted, on a cluster, racing for a lease)
 starts a Spark driver JVM that loads some 20,000 classes from pyspark's jars before its first
 batch. A dynamic CDS archive (JDK 13 and later) holds those classes already parsed and
-verified: a JVM started with ``-XX:SharedArchiveFile`` maps them instead. Measured on 2 busy
-cores, `runner run` of the example's orders_merge on one sample file: 37-46 s without, 26-30 s
-with (CONTRIBUTING.md, "Test suite time").
+verified: a JVM started with ``-XX:SharedArchiveFile`` maps them instead: a `runner run` of the
+example costs about a tenth less CPU (bench/class_archive_bench.py, CONTRIBUTING.md "The JVM
+class archive").
 
 The archive is made once by one `runner run` of the example that exits normally with
 ``-XX:ArchiveClassesAtExit`` (about a minute) and kept in ``.cache/jvm/``, named for the pyspark
@@ -44,7 +44,7 @@ SHORT_LIVED_JVM_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
 
 
 def archive_path() -> Path | None:
-    """Where the archive for this pyspark and this ``java`` lives; None without a ``java``."""
+    """Where the archive for this pyspark, Delta and ``java`` lives; None without a ``java``."""
     java_home = os.environ.get("JAVA_HOME")
     java = str(Path(java_home) / "bin" / "java") if java_home else shutil.which("java")
     if java is None or not Path(java).exists():
