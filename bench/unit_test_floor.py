@@ -27,16 +27,16 @@ from pathlib import Path
 
 from pyspark.sql import SparkSession
 
-from runner import storage
 from runner.model_sql import compile_batch, compile_setup
 from runner.model_tests.scratch import scratch_for
 from runner.model_tests.unit_columns import batch_columns, table_columns
 from runner.project import Project, load
+from runner.spark.session.builder import temporary_conf
 from runner.spark.session.isolated import isolated_session
 from runner.spark.streaming.pipeline import session_for
 from runner.spark.testing.frames import typed_frame
 from runner.spark.testing.suite import UNIT_TEST_WORKERS
-from runner.spark.testing.unit_tests import SMALL_DATA_CONF
+from runner.spark.testing.unit_tests import SMALL_DATA_CONF, remove_scratch
 from runner.specs.unit_tests import UnitTestSpec, checked_rows
 from runner.suite_selection import load_suite
 
@@ -45,30 +45,28 @@ def unit_test_by_hand(spark: SparkSession, project: Project, test: UnitTestSpec)
     model = project.models[test.model]
     scratch = scratch_for(project, model, Path(tempfile.mkdtemp(prefix="unit-floor-")))
     project, model = scratch.project, scratch.model
-    for key, value in SMALL_DATA_CONF.items():  # as runner test sets them: the same plans
-        spark.conf.set(key, value)
     setup = compile_setup(project, model)
     try:
-        spark.sql(setup.create_schema.executable)
-        spark.sql(setup.create.executable)
-        target = table_columns(project, model)
-        given = checked_rows(test.given, target, "given")
-        if given:
-            frame = typed_frame(spark, given, target)
-            frame.write.format("delta").mode("append").save(str(setup.location))
-        inputs = batch_columns(project, model)
-        for batch_id, batch in enumerate(test.batches):
-            rows = typed_frame(spark, checked_rows(batch, inputs, f"batch {batch_id}"), inputs)
-            rows.createOrReplaceTempView(model.batch_view)
-            for statement in compile_batch(project, model, batch_id):
-                spark.sql(statement.executable).collect()
-        spark.table(setup.table).collect()
-        if test.expect_changes is not None:
-            changes = spark.read.format("delta").option("readChangeFeed", "true")
-            changes.option("startingVersion", 1).load(str(setup.location)).collect()
+        with temporary_conf(spark, SMALL_DATA_CONF):  # runner test's settings: the same plans
+            spark.sql(setup.create_schema.executable)
+            spark.sql(setup.create.executable)
+            target = table_columns(project, model)
+            given = checked_rows(test.given, target, "given")
+            if given:
+                frame = typed_frame(spark, given, target)
+                frame.write.format("delta").mode("append").save(str(setup.location))
+            inputs = batch_columns(project, model)
+            for batch_id, batch in enumerate(test.batches):
+                rows = typed_frame(spark, checked_rows(batch, inputs, f"batch {batch_id}"), inputs)
+                rows.createOrReplaceTempView(model.batch_view)
+                for statement in compile_batch(project, model, batch_id):
+                    spark.sql(statement.executable).collect()
+            spark.table(setup.table).collect()
+            if test.expect_changes is not None:
+                changes = spark.read.format("delta").option("readChangeFeed", "true")
+                changes.option("startingVersion", 1).load(str(setup.location)).collect()
     finally:
-        spark.sql(f"DROP SCHEMA IF EXISTS {scratch.schema} CASCADE")
-        storage.remove(scratch.root)
+        remove_scratch(spark, scratch)
 
 
 def main() -> None:

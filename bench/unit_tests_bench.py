@@ -13,7 +13,6 @@ import argparse
 import datetime as dt
 import os
 import platform
-import shutil
 import statistics
 import subprocess
 import sys
@@ -22,22 +21,14 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from runner_devtools.example_project import copy_example  # noqa: E402
+
 RESULTS = REPO / "bench" / "results" / "unit_tests.md"
 RUNNER = Path(sys.executable).with_name("runner")
 COMMAND = ["test", "--select", "test_type:unit"]
 BUDGET_SECONDS = 60.0
-
-
-def copy_example(root: Path) -> Path:
-    project = root / "example"
-    project.mkdir()
-    for item in ("project.yml", "models", "macros", "streams", "seeds"):
-        source = REPO / item
-        if source.is_dir():
-            shutil.copytree(source, project / item)
-        elif source.exists():
-            shutil.copy2(source, project / item)
-    return project
 
 
 def timed_run(project: Path) -> tuple[float, str, str, str]:
@@ -61,7 +52,7 @@ def main() -> None:
     args = parser.parse_args()
     runs = []
     with tempfile.TemporaryDirectory() as tmp:
-        project = copy_example(Path(tmp))
+        project = copy_example(Path(tmp) / "example")
         for _ in range(args.repeat):
             runs.append(timed_run(project))
             print(f"{runs[-1][0]:.1f}s  load {runs[-1][1]} -> {runs[-1][2]}  {runs[-1][3]}")

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 from pathlib import Path
 
 import pytest
@@ -18,6 +17,7 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from runner.cli.app import app
+from runner_devtools.example_project import copy_example
 
 REPO = Path(__file__).resolve().parents[2]
 MODELS = sorted((REPO / "models").glob("*.sql"))
@@ -57,14 +57,7 @@ def mutated_model(draw: st.DrawFn) -> tuple[str, str]:
 
 @pytest.fixture(scope="module")
 def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("fuzz")
-    for item in ("project.yml", "models", "macros", "streams", "seeds"):
-        source = REPO / item
-        if source.is_dir():
-            shutil.copytree(source, root / item)
-        elif source.exists():
-            shutil.copy(source, root / item)
-    return root
+    return copy_example(tmp_path_factory.mktemp("fuzz") / "example")
 
 
 @settings(

@@ -72,7 +72,7 @@ def run_unit_test(spark: SparkSession, project: Project, test: UnitTestSpec) -> 
     except (PySparkException, Py4JError) as exc:
         result.status, result.message = ERROR, f"{test.file}:{test.line}: {first_line(exc)}"
     finally:
-        _remove(spark, scratch)
+        remove_scratch(spark, scratch)
     result.seconds = time.monotonic() - started
     return result
 
@@ -139,7 +139,7 @@ def _changes_since(spark: SparkSession, location: Location, version: int) -> Dat
     return reader.option("startingVersion", version + 1).load(str(location))
 
 
-def _remove(spark: SparkSession, scratch: Scratch) -> None:
+def remove_scratch(spark: SparkSession, scratch: Scratch) -> None:
     """Drop the scratch schema (its one table is external: only the name goes) and delete the
     scratch files."""
     try:
