@@ -38,3 +38,22 @@ def test_a_child_started_inside_writes_without_the_warning(capfd: pytest.Capture
     err = capfd.readouterr().err
     assert "a real warning" in err and "after" in err
     assert "incubator" not in err
+
+
+def test_python_writes_to_the_real_stderr_while_a_child_starts() -> None:
+    """A lost lease ends the process with ``os._exit`` at once, possibly while a slow JVM
+    starts: its line must go to the real stderr, not into the pipe, whose copying thread may
+    never run again (on busy cores it lost such a line)."""
+    script = (
+        "import os, sys\n"
+        "from runner.spark.session.jvm_stderr import without_incubator_warning\n"
+        "from runner.checkpoint_lease import stop_process\n"
+        "real = os.fstat(2).st_ino\n"
+        "with without_incubator_warning():\n"
+        "    assert os.fstat(2).st_ino != real  # a child started here gets the pipe\n"
+        "    assert os.fstat(sys.stderr.fileno()).st_ino == real, 'print goes into the pipe'\n"
+        "    stop_process('the lease is gone')\n"
+    )
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert result.stderr == "error: the lease is gone\n"
+    assert result.returncode == 1

@@ -6,6 +6,10 @@ runner nothing. The JVM inherits the process's stderr (file descriptor 2) when p
 it, so for that moment descriptor 2 is a pipe: a thread copies what comes through it to the
 real stderr, line by line, without that line, for as long as the JVM lives (its log4j
 warnings and errors still show).
+
+Python's own ``sys.stderr`` keeps writing to the real stderr meanwhile: a line printed by
+another thread just before the process ends at once (a lost lease's ``os._exit``, while a
+slow JVM is still starting) would otherwise sit in the pipe and never be shown.
 """
 
 from __future__ import annotations
@@ -34,11 +38,25 @@ def without_incubator_warning() -> Iterator[None]:
     threading.Thread(
         target=copy_lines, args=(read_end, real), name="jvm-stderr", daemon=True
     ).start()
+    python_stderr = sys.stderr
+    if _writes_to_descriptor_2(python_stderr):
+        sys.stderr = open(  # noqa: SIM115 (left to the garbage collector: a thread may write)
+            os.dup(real), "w", buffering=1, encoding=python_stderr.encoding, errors="replace"
+        )
     try:
         yield
     finally:
         sys.stderr.flush()
+        sys.stderr = python_stderr
         os.dup2(real, 2)  # this process writes to the real stderr again; the JVM keeps the pipe
+
+
+def _writes_to_descriptor_2(stream: object) -> bool:
+    """``stream`` is a file on descriptor 2 (not a capture, such as a test runner's)."""
+    try:
+        return stream.fileno() == 2  # type: ignore[attr-defined]
+    except (AttributeError, OSError, ValueError):
+        return False
 
 
 def copy_lines(source: int, target: int, dropped: bytes = INCUBATOR_WARNING) -> None:
