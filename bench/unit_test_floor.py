@@ -33,10 +33,11 @@ from runner.model_tests.unit_columns import batch_columns, table_columns
 from runner.project import Project, load
 from runner.spark.session.builder import temporary_conf
 from runner.spark.session.isolated import isolated_session
+from runner.spark.session.small_data import SMALL_DATA_CONF
 from runner.spark.streaming.pipeline import session_for
 from runner.spark.testing.frames import typed_frame
 from runner.spark.testing.suite import UNIT_TEST_WORKERS
-from runner.spark.testing.unit_tests import SMALL_DATA_CONF, remove_scratch
+from runner.spark.testing.unit_tests import remove_scratch
 from runner.specs.unit_tests import UnitTestSpec, checked_rows
 from runner.suite_selection import load_suite
 

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from runner.spark.session.small_data import SMALL_DATA_CONF, submit_args
 from runner_devtools.example_project import copy_example
 from runner_devtools.jvm_archive import SHORT_LIVED_JVM_OPTIONS
 from runner_devtools.jvm_archive import jvm_options as class_archive_options
@@ -115,6 +116,12 @@ def pytest_configure(config: pytest.Config) -> None:
     settings.register_profile("default", max_examples=4)
     settings.register_profile("slow", max_examples=60)
     settings.load_profile("slow" if config.getoption("--slow") else "default")
+    # Every Spark the suite starts (its own session, each `runner` process) runs a few rows as
+    # `runner test` does: interpreted, not compiled to Java for each new plan, and without
+    # adaptive re-planning (runner/spark/session/small_data.py says why): a fifth less CPU in
+    # the Spark tests. The thorough profile keeps Spark's defaults, generated code included.
+    if not config.getoption("--slow"):
+        os.environ.setdefault("PYSPARK_SUBMIT_ARGS", submit_args(SMALL_DATA_CONF))
 
 
 @pytest.fixture

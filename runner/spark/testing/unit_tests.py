@@ -31,23 +31,11 @@ from runner.project import Project
 from runner.spark.batch.run import run_batch
 from runner.spark.delta.targets import ensure_target, latest_version
 from runner.spark.session.builder import temporary_conf
+from runner.spark.session.small_data import SMALL_DATA_CONF
 from runner.spark.testing.frames import text_rows_of_both, typed_frame
 from runner.specs.unit_tests import Rows, UnitTestSpec, checked_rows
 from runner.specs.values import Column
 from runner.storage import Location, RemotePath
-
-# Settings for a few rows, for the length of a test: one shuffle partition (the target's count is
-# sized for real batches and would only make each MERGE write more tiny files), no adaptive
-# re-planning (it costs more than it saves on a few rows: bench/results/unit_tests.md), and no
-# generated Java code: compiling it for each new plan (a MERGE makes several) costs more CPU than
-# interpreting a few rows (about 30 % of a unit test's JVM CPU: bench/results/inner_loop.md).
-# The statements and the code path are the same as in a stream.
-SMALL_DATA_CONF = {
-    "spark.sql.shuffle.partitions": "1",
-    "spark.sql.adaptive.enabled": "false",
-    "spark.sql.codegen.wholeStage": "false",
-    "spark.sql.codegen.factoryMode": "NO_CODEGEN",
-}
 
 
 def run_unit_test(spark: SparkSession, project: Project, test: UnitTestSpec) -> TestResult:
