@@ -101,8 +101,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption(
         "--slow",
         action="store_true",
-        help="the thorough profile: many more hypothesis examples per property and more "
-        "SIGKILLs in the crash tests (minutes more); CI runs the default "
+        help="the thorough profile: many more hypothesis examples per property, more "
+        "SIGKILLs in the crash tests, and Spark's default execution (generated code, adaptive "
+        "re-planning) instead of the small-data settings (minutes more); CI runs the default "
         "profile, run this one before a release or after touching a macro or the batch path",
     )
 
