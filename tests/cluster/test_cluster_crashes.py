@@ -1,18 +1,21 @@
 """Exactly-once off the local JVM: the crash test of tests/spark/test_crash_recovery.py (SIGKILL
 `runner stream`, restart, drain, compare with the oracle) on the standalone cluster with
 warehouse and checkpoints on s3a:// (the local object store), where the batches run on executor
-JVMs the workers start in their own directories: two SIGKILLs while a MERGE is in flight, then
-the store unreachable for 10 s mid-batch. Over Spark Connect the Connect server itself is also
-SIGKILLed mid-stream: the client says so in one line, stops on SIGTERM, the server is restarted
-alone (same address, its orphaned Python workers gone), and the drain matches the oracle.
+JVMs the workers start in their own directories: two SIGKILLs while a MERGE is in flight, and
+the store unreachable for 10 s mid-batch in the run between them. Over Spark Connect the
+Connect server itself is also SIGKILLed mid-stream: the client says so in one line, stops on
+SIGTERM, the server is restarted alone (same address, its orphaned Python workers gone), and
+the drain matches the oracle.
 
-Smaller than the local test (CI time): 8 files; over Connect one runner kill, between two
-statements of a batch (with --slow, two: the second at a random moment).
+Smaller than the local test (CI time): 8 files; on the cluster three runs in all (a run there is
+a driver and an executor JVM), the second killed after the outage; over Connect one runner
+kill, between two statements of a batch (with --slow, two: the second at a random moment).
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import random
 import re
@@ -25,14 +28,16 @@ import pytest
 from pyspark.sql import SparkSession
 
 from runner.processes import alive
+from runner.s3_client import s3_client
 from runner.storage import RemotePath
 from runner_devtools.local_cluster import LocalCluster
 from runner_devtools.object_store import LocalBucket
 from tests.cluster.conftest import add_targets, on_lake, read_from, runner
-from tests.conftest import Report
+from tests.conftest import Report, land_events
 from tests.spark.processes import StreamProcess, kill_repeatedly
 from tests.spark.test_crash_recovery import (
     SEED,
+    Event,
     assert_tables_match_oracle,
     fast_triggers,
     generate_files,
@@ -55,9 +60,6 @@ LEASE_SECONDS = 20  # renewed every 3 s: a 10 s outage leaves it time to renew
 # the runs that are SIGKILLed: the next start waits for their lease to expire, so it is as short
 # as tests/s3/test_lock_race.py's (renewed every 2 s); no outage comes while they run
 KILLED_LEASE_SECONDS = 6
-STILL_LEASED = re.compile(r"is already running on checkpoint .* lease renewed until")
-EXPIRES_IN = re.compile(r"lease renewed until [^(]*\(in (\d+) s\)")
-LEASED_OR_MERGING = re.compile(f"{STILL_LEASED.pattern}|{AFTER_FIRST_STATEMENT.pattern}")
 AFTER_OUTAGE_SECONDS = 240.0  # S3A's retries, then a batch; or the stream's error line
 # a line of a Java stack trace: a frame, a cause, an exception's class name at the start
 JAVA_FRAME = re.compile(
@@ -75,28 +77,41 @@ def test_sigkill_and_outage_on_s3_on_standalone_cluster(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """Warehouse and checkpoints on s3a://: SIGKILLs of `runner stream` while a MERGE is in
-    flight, then the object store unreachable for OUTAGE_SECONDS mid-batch; the drain after
-    equals the oracle."""
+    flight, the object store unreachable for OUTAGE_SECONDS mid-batch in the run after the
+    first kill (which is then killed too); the drain after equals the oracle. Three runs on the
+    cluster in all (each a driver JVM and an executor JVM): the fewest that restart after two
+    kills."""
     # a killed run's lease on S3 holds its model until it expires: the next start waits for it
     # (docs/deploy.md, "One run per model on object storage")
     monkeypatch.setenv("RUNNER_LOCK_LEASE_SECONDS", str(KILLED_LEASE_SECONDS))
     add_targets(example_project, local_cluster, default="cluster")
     on_lake(example_project, lake, "crash")
     read_from(spark, lake)
-    fast_triggers(example_project, files_per_batch=4)  # half the drain's batches
+    # the example's 5 s triggers, not fast_triggers' 1 s: a run waits minutes here (the outage,
+    # S3A's retries), and every trigger of its two queries without data reads Delta's log on S3
+    orders = example_project / "streams" / "orders.yml"
+    orders.write_text(
+        orders.read_text().replace("maxFilesPerTrigger: 1", f"maxFilesPerTrigger: {FILES // 2}")
+    )
     files = generate_files(SEED, FILES)
-    producer = land_slowly(example_project / "target" / "landing" / "orders", files, pause=3.0)
+    landing = example_project / "target" / "landing" / "orders"
+    # batch 0 for the first kill; its restart re-runs batch 0 (the outage), then batch 1 (a kill)
+    land(landing, files, range(FILES // 2))
     workers = {pid for name, pid in local_cluster.pids().items() if name.startswith("worker")}
     stop, executors = threading.Event(), {}
     watcher = threading.Thread(target=watch_executors, args=(workers, stop, executors))
     watcher.start()
     try:
-        kills = kill_during_merge(example_project, max(2, kill_count))
+        kills = kill_during_merge(example_project, lake, max(2, kill_count) - 1)
+        land(landing, files, range(FILES // 2, FILES))
         # the run the outage hits: its lease outlasts the outage plus a renewal
         monkeypatch.setenv("RUNNER_LOCK_LEASE_SECONDS", str(LEASE_SECONDS))
         monkeypatch.setenv("RUNNER_LOCK_HEARTBEAT_SECONDS", "3")
-        events = outage_mid_batch(example_project, lake)
-        producer.join()
+        events, killed = outage_mid_batch(example_project, lake, kill=len(kills) + 1)
+        if killed is None:  # the outage stopped the stream: the last kill in a run of its own
+            killed = kill_during_merge(example_project, lake, 1, first=len(kills) + 1)[0]
+        kills.append(killed)
+        wait_for_leases(lake, "crash")
         drain = runner(example_project, "run", "--select", "orders_merge+")
     finally:
         stop.set()
@@ -114,44 +129,61 @@ def test_sigkill_and_outage_on_s3_on_standalone_cluster(
     report(f"standalone cluster, S3 warehouse, one {OUTAGE_SECONDS:.0f} s store outage:", events)
 
 
-def kill_during_merge(project: Path, kills: int) -> list[str]:
+def land(landing: Path, files: list[list[Event]], numbers: range) -> None:
+    """Land files ``numbers`` of ``files`` (as tests/spark/test_crash_recovery.py names them)."""
+    for number in numbers:
+        land_events(landing, f"{number:03d}.json", [e.json() for e in files[number]])
+
+
+def kill_during_merge(project: Path, lake: LocalBucket, kills: int, first: int = 1) -> list[str]:
     """Start `runner stream` and SIGKILL it (runner and JVM) ``kills`` times, each right after
     orders_merge finished the first statement of a batch: its MERGE is in flight."""
     report = []
-    for cycle in range(kills):
-        stream = leased_stream(project)
-        hit = stream.wait_for(AFTER_FIRST_STATEMENT, 0, timeout=300)
-        assert hit is not None, "\n".join(stream.lines)
-        stream.kill()
-        assert stream.process.returncode == -signal.SIGKILL, "\n".join(stream.lines)
-        report.append(f"kill {cycle + 1}: MERGE in flight, right after: {stream.lines[hit]}")
+    for cycle in range(first, first + kills):
+        wait_for_leases(lake, "crash")
+        stream = StreamProcess(project, select="orders_merge+")
+        report.append(kill_after_first_statement(stream, 0, cycle))
     return report
 
 
-def leased_stream(project: Path) -> StreamProcess:
-    """`runner stream --select orders_merge+`, started again while it says the killed run's
-    lease still holds the model (it expires within LEASE_SECONDS), once the lease it names
-    has expired (a start every few seconds cost a Python process each)."""
-    deadline = time.monotonic() + LEASE_SECONDS * 3
-    while True:
-        stream = StreamProcess(project, select="orders_merge+")
-        first = stream.wait_for(LEASED_OR_MERGING, 0, timeout=300)
-        if first is None or not STILL_LEASED.search(stream.lines[first]):
-            return stream
-        stream.process.wait(timeout=60)
-        stream.join()
-        output = "\n".join(stream.lines)
-        assert time.monotonic() < deadline, output
-        expires = EXPIRES_IN.search(" ".join(stream.lines[first:]))
-        time.sleep(min(int(expires[1]) + 1, LEASE_SECONDS) if expires else 2)
+def kill_after_first_statement(stream: StreamProcess, start: int, number: int) -> str:
+    """SIGKILL ``stream`` once a line from ``start`` on says orders_merge finished the first
+    statement of a batch; the line for the summary."""
+    hit = stream.wait_for(AFTER_FIRST_STATEMENT, start, timeout=300)
+    assert hit is not None, "\n".join(stream.lines)
+    stream.kill()
+    assert stream.process.returncode == -signal.SIGKILL, "\n".join(stream.lines)
+    return f"kill {number}: MERGE in flight, right after: {stream.lines[hit]}"
 
 
-def outage_mid_batch(project: Path, lake: LocalBucket) -> list[str]:
+def wait_for_leases(lake: LocalBucket, prefix: str) -> None:
+    """Sleep until every run's lease under ``s3a://lake/PREFIX/`` has expired (a SIGKILLed run
+    leaves its own: runner/checkpoint_lease.py), read from the lease objects themselves: a
+    `runner` started to find out would cost a process each."""
+    client = s3_client(lake.settings)
+    listed = client.list_objects_v2(Bucket=lake.name, Prefix=f"{prefix}/")
+    expires = [
+        float(
+            json.loads(client.get_object(Bucket=lake.name, Key=item["Key"])["Body"].read())[
+                "expires"
+            ]
+        )
+        for item in listed.get("Contents", [])
+        if item["Key"].endswith(".lock")
+    ]
+    left = max(expires, default=0.0) - time.time()
+    assert left < LEASE_SECONDS + 5, f"a lease renewed until {left:.0f} s from now"
+    time.sleep(max(left + 0.5, 0.0))
+
+
+def outage_mid_batch(project: Path, lake: LocalBucket, kill: int) -> tuple[list[str], str | None]:
     """Start `runner stream`; when a batch has begun, make the store unreachable for
     OUTAGE_SECONDS (connections refused and reset), then reachable again. The stream either
-    goes on (S3A retried) or stops with a clear line (no Java stack trace); then it is
-    stopped with SIGTERM if it still runs. Returns what happened, for the summary."""
-    stream = leased_stream(project)
+    goes on (S3A retried) or stops with a clear line (no Java stack trace). One that goes on
+    is SIGKILLed (kill number ``kill``) in the next batch's MERGE. Returns what happened, for
+    the summary, and that kill's line (None: the stream stopped by itself)."""
+    wait_for_leases(lake, "crash")
+    stream = StreamProcess(project, select="orders_merge+")
     hit = stream.wait_for(AFTER_FIRST_STATEMENT, 0, timeout=300)
     assert hit is not None, "\n".join(stream.lines)
     began = time.monotonic()
@@ -160,25 +192,24 @@ def outage_mid_batch(project: Path, lake: LocalBucket) -> list[str]:
         f"outage: store unreachable for {time.monotonic() - began:.0f} s from: {stream.lines[hit]}"
     ]
     after = len(stream.lines)
-    # orders_merge's batch the outage hit, not another model's: SIGTERM lets the batch in
-    # flight finish, and S3A can retry the hit one for a minute (its backoff)
+    # orders_merge's batch the outage hit, not another model's: S3A can retry the hit one for
+    # a minute (its backoff)
     went_on = stream.wait_for(BATCH_NUMBER, after, timeout=AFTER_OUTAGE_SECONDS)
+    killed = None
     if stream.process.poll() is None:
         assert went_on is not None, "\n".join(stream.lines)
         events.append(f"  the stream went on: {stream.lines[went_on]}")
-        stream.process.send_signal(signal.SIGTERM)
-        assert stream.process.wait(timeout=STOP_LIMIT) == 0, "\n".join(stream.lines)
+        killed = kill_after_first_statement(stream, went_on, kill)
+        events.append(f"  then SIGKILLed in its next batch's MERGE (kill {kill})")
     stream.join()
     output = "\n".join(stream.lines)
     print(output)
     assert not any(JAVA_FRAME.match(line) for line in stream.lines), output
-    if stream.process.returncode != 0:
+    if killed is None:
         said = [line for line in stream.lines[after:] if line.startswith("error:")]
-        assert len(said) == 1, output
+        assert stream.process.returncode != 0 and len(said) == 1, output
         events.append(f"  the stream stopped (exit {stream.process.returncode}): {said[0]}")
-    else:
-        events.append(f"  SIGTERM: {stream.lines[-1]}")
-    return events
+    return events, killed
 
 
 def test_sigkill_over_connect_client_and_server(
