@@ -153,13 +153,16 @@ def test_a_replaced_target_stops_the_model_and_adopt_state_keeps_the_new_table(
     ran(cli, root, "-m", "a")
 
 
-def test_a_checkpoint_copied_from_another_model_stops_it_and_full_refresh_rebuilds(
+def test_a_checkpoint_copied_from_another_model_stops_it_and_each_choice_works(
     spark: SparkSession, cli, tmp_path: Path
 ) -> None:
-    root = project(tmp_path / "p", "ident_copied", names=("a", "b"))
+    """a's checkpoint copied as b's and as c's (one run of a serves both): each is refused;
+    --full-refresh rebuilds b from the start, --adopt-state makes c go on from where a stopped."""
+    root = project(tmp_path / "p", "ident_copied", names=("a", "b", "c"))
     land(root, 1, ["o1", "o2"])
     ran(cli, root, "-m", "a")
-    shutil.copytree(checkpoint(root, "a"), checkpoint(root, "b"))  # a's checkpoint, as b's
+    for name in ("b", "c"):
+        shutil.copytree(checkpoint(root, "a"), checkpoint(root, name))  # a's checkpoint, as b's
 
     line = refused(cli, root, "-m", "b")
 
@@ -178,21 +181,11 @@ def test_a_checkpoint_copied_from_another_model_stops_it_and_full_refresh_rebuil
     owner = json.loads((checkpoint(root, "b") / "runner_owner.json").read_text())
     assert owner["model"] == "b"
 
-
-def test_a_copied_checkpoint_adopted_goes_on_from_where_it_stopped(
-    spark: SparkSession, cli, tmp_path: Path
-) -> None:
-    root = project(tmp_path / "p", "ident_adopt_copy", names=("a", "b"))
-    land(root, 1, ["o1"])
-    ran(cli, root, "-m", "a")
-    shutil.copytree(checkpoint(root, "a"), checkpoint(root, "b"))
-    refused(cli, root, "-m", "b")
+    refused(cli, root, "-m", "c")
     land(root, 2, ["o2"])
-
-    adopted = ran(cli, root, "-m", "b", "--adopt-state")
-
-    assert "b: --adopt-state: the checkpoint is now this model's" in adopted
-    assert orders(spark, target_dir(root, "ident_adopt_copy", "b")) == [("o2", 2)]
+    adopted = ran(cli, root, "-m", "c", "--adopt-state")
+    assert "c: --adopt-state: the checkpoint is now this model's" in adopted
+    assert orders(spark, target_dir(root, "ident_copied", "c")) == [("o2", 2)]
 
 
 def test_a_live_target_without_its_checkpoint_stops_and_each_choice_works(
