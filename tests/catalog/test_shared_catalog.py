@@ -24,6 +24,7 @@ from pathlib import Path
 
 import pytest
 
+from runner.processes import extra_jvm_options
 from runner_devtools.metastore import PASSWORD_ENV, LocalMetastore, Settings
 from tests.spark.processes import RUNNER, StreamProcess
 from tests.spark.test_crash_recovery import fast_triggers
@@ -85,7 +86,10 @@ def another_job_settings(settings: Settings, warehouse: Path) -> dict[str, str]:
         "spark.hadoop.datanucleus.schema.autoCreateColumns": "true",
         "spark.hadoop.datanucleus.schema.autoCreateConstraints": "false",
         "spark.hadoop.hive.metastore.schema.verification": "false",
-        # small and quiet on a busy machine (Delta reads a snapshot in 50 tasks by default)
+        # small and quiet on a busy machine (Delta reads a snapshot in 50 tasks by default);
+        # a short-lived JVM's flags, as every runner JVM of the suite has ($RUNNER_JVM_OPTIONS):
+        # with them its first read came 37 s after the batch it reads instead of 92 s (2 busy cores)
+        "spark.driver.extraJavaOptions": extra_jvm_options(),
         "spark.databricks.delta.snapshotPartitions": "2",
         "spark.sql.shuffle.partitions": "2",
         "spark.ui.enabled": "false",
