@@ -15,7 +15,7 @@ from runner_devtools.kafka.producer import create_topic, produce
 from tests.conftest import Report
 from tests.spark.processes import kill_repeatedly
 
-COUNT, SEED, MALFORMED_SHARE, PER_TRIGGER = 160, 11, 0.1, 40
+SEED, MALFORMED_SHARE, PER_TRIGGER = 11, 0.1, 40
 KILLS, SLOW_KILLS = 1, 3  # SIGKILLs of `runner stream`: by default, and with --slow
 MODEL = "orders_kafka_merge"
 
@@ -29,7 +29,11 @@ def test_sigkill_and_restart_with_kafka_loses_and_doubles_nothing(
     cli,
 ) -> None:
     create_topic(broker, "orders-crash", partitions=2)
-    sent = produce(broker, "orders-crash", COUNT, SEED, MALFORMED_SHARE)
+    # a batch for each kill to land in and one for the drain: two batches by default (four
+    # with --slow) rather than four, half the batches for the drain to run
+    count = PER_TRIGGER * (kill_count + 1)
+    sent = produce(broker, "orders-crash", count, SEED, MALFORMED_SHARE)
+    assert sent.malformed  # the quarantine is part of what the oracle checks
     streams = example_project / "streams" / "orders_kafka.yml"
     streams.write_text(
         streams.read_text()
