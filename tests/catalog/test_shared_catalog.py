@@ -110,6 +110,9 @@ class Reader:
             stderr=subprocess.STDOUT,
             text=True,
             start_new_session=True,
+            # a job as its user starts it: Spark's own execution, not the suite's small-data
+            # settings (tests/conftest.py), under which Spark fails to decode listTables' rows
+            env={k: v for k, v in os.environ.items() if k != "PYSPARK_SUBMIT_ARGS"},
         )
         self._thread = threading.Thread(target=self._follow, daemon=True)
         self._thread.start()

@@ -6,7 +6,10 @@ MERGE write more tiny files), no adaptive re-planning (it costs more than it sav
 rows: bench/results/unit_tests.md), and no generated Java code: compiling it for each new plan
 (a MERGE makes several) costs more CPU than interpreting a few rows (about 30 % of a unit
 test's JVM CPU: bench/results/inner_loop.md). The statements and the runner's code path are
-the same as in a stream; only how Spark executes each plan differs.
+the same as in a stream; only how Spark executes each plan differs. (``factoryMode`` is a
+setting Spark's own tests use: under it ``spark.catalog.listTables`` fails to decode its rows,
+EXPRESSION_DECODING_FAILED; the runner asks the catalog only ``tableExists`` and
+``databaseExists``.)
 
 Pure: importing it starts no JVM and imports no pyspark.
 """
