@@ -15,7 +15,6 @@ kill, between two statements of a batch (with --slow, two: the second at a rando
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import random
 import re
@@ -27,6 +26,7 @@ from pathlib import Path
 import pytest
 from pyspark.sql import SparkSession
 
+from runner.checkpoint_lease import Holder
 from runner.processes import alive
 from runner.s3_client import s3_client
 from runner.storage import RemotePath
@@ -162,16 +162,12 @@ def wait_for_leases(lake: LocalBucket, prefix: str) -> None:
     `runner` started to find out would cost a process each."""
     client = s3_client(lake.settings)
     listed = client.list_objects_v2(Bucket=lake.name, Prefix=f"{prefix}/")
-    expires = [
-        float(
-            json.loads(client.get_object(Bucket=lake.name, Key=item["Key"])["Body"].read())[
-                "expires"
-            ]
-        )
+    holders = [
+        Holder.parse(client.get_object(Bucket=lake.name, Key=item["Key"])["Body"].read())
         for item in listed.get("Contents", [])
         if item["Key"].endswith(".lock")
     ]
-    left = max(expires, default=0.0) - time.time()
+    left = max((h.expires for h in holders if h is not None), default=0.0) - time.time()
     assert left < LEASE_SECONDS + 5, f"a lease renewed until {left:.0f} s from now"
     time.sleep(max(left + 0.5, 0.0))
 
