@@ -220,7 +220,6 @@ PROCESS_GROUPS = {
     "kafka": "kafka",  # one broker for the folder (tests/kafka/conftest.py)
     "s3": "s3",  # a local object store (moto), `runner` racing for a lease on it
     "test_crash_recovery.py": "processes",
-    "test_graceful_stop.py": "processes",
     "test_live_view.py": "processes",
 }
 
