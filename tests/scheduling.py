@@ -39,7 +39,7 @@ SECONDS = {
     "tests/kafka/test_kafka_connect.py": 90,
     "tests/install/": 90,
     "tests/kafka/test_kafka_crash.py": 70,
-    "tests/spark/test_live_view.py": 90,
+    "tests/spark/test_live_view.py": 60,
     "tests/kafka/test_kafka_backfill.py": 50,
     "tests/spark/test_orders_pipeline.py": 30,
     "tests/spark/test_batch_invariance.py": 28,

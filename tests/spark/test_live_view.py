@@ -17,6 +17,9 @@ from pathlib import Path
 
 from pyspark.sql import SparkSession
 
+from runner import project as project_loader
+from runner import storage
+from runner.spark.batch.eventlog import event_log_location
 from tests.spark.processes import RUNNER
 from tests.spark.test_orders_pipeline import EXPECTED_ORDERS, land_sample
 
@@ -96,19 +99,19 @@ def test_stream_in_a_terminal_shows_a_live_table_and_ctrl_c_stops_after_the_batc
 
     # batch 1 was running when the signal came: it finished, every statement of it, and no
     # batch after it began; nothing ran without being committed
-    warehouse = example_project / "target" / "local" / "warehouse"
-    log = spark.read.format("delta").load(str(warehouse / "_runner" / "event_log"))
+    target = project_loader.load(example_project).target
+    log = spark.read.format("delta").load(str(event_log_location(target)))
     finished = {
         r["batch_id"]: (r["inserted"], r["updated"], r["deleted"])
         for r in log.where("model = 'orders_merge'").collect()
     }
     assert sorted(finished) == [0, 1] and finished[1] == (1, 1, 1), finished
-    commits = example_project / "target" / "local" / "checkpoints" / "orders_merge" / "commits"
-    committed = sorted(int(p.name) for p in commits.iterdir() if p.name.isdigit())
+    commits = storage.names_in(target.checkpoint_for("orders_merge") / "commits")
+    committed = sorted(int(name) for name in commits if name.isdigit())
     assert committed == [0, 1]
 
     drained = cli("run", "-m", "orders_merge", "-p", example_project)  # in-process: no new JVM
     assert drained.exit_code == 0, drained.output
     assert "orders_merge batch 2:" in drained.output  # it carried on from where it stopped
-    orders = spark.read.format("delta").load(str(warehouse / "silver" / "orders"))
+    orders = spark.read.format("delta").load(str(target.table_location("silver.orders")))
     assert [tuple(r) for r in orders.orderBy("order_id").collect()] == EXPECTED_ORDERS
