@@ -153,11 +153,70 @@ def prepare_file_batch(
         FILE_COLUMN, BLOCK_COLUMN, F.monotonically_increasing_id().alias(ROW_ID_COLUMN), LINE_COLUMN
     )
     laid_out, width = _laid_out(stream, schema, raw)
-    typed = _typed(stream, schema, _decoded(stream, laid_out), width)
+    typing = _line_typing(stream, schema, width, project_root, type(batch_df).__module__)
+    typed = (
+        laid_out.select("*", *typing.decoded)
+        .drop(LINE_COLUMN)
+        .select("*", *typing.parsed)
+        .select(*typing.typed)
+    )
+    splits = persisted_counts(typed, typing.split_measures, by=[FILE_COLUMN, BLOCK_COLUMN])
+    counts = SourceCounts(*(sum(int(row[k]) for row in splits) for k in ("read", "bad", "rescued")))
+    rows = typed.where(typing.good_lines).select(*typing.good)
+    bad = _numbered(typed.where(typing.bad_lines), splits)
+    source: SourceKind = "json" if stream.format == "json" else "csv"
+    rejected = Rejected(bad.select(*typing.rejected), source)
+    return SourceBatch(rows, counts, typed.unpersist, counted=True, rejected=rejected)
+
+
+@dataclass(frozen=True)
+class _LineTyping:
+    """The columns that turn a batch's laid-out lines into typed rows, counts and quarantine
+    rows, in the order ``prepare_file_batch`` applies them. They depend on the stream, the
+    widest CSV row and the project, never on the batch's data, so they are built once and
+    reused for every batch: building them is some hundreds of calls into Spark, a good part of
+    a small batch's time."""
+
+    decoded: list[Column]  # _valid, _text, _skip (``_decoded``)
+    parsed: list[Column]  # JSON: the fields as text and the keys; CSV: the tokens
+    typed: list[Column]  # the persisted frame's columns (``_typed``)
+    split_measures: list[Column]  # counted per split of a file, in the job that persists
+    good_lines: Column
+    good: list[Column]  # what the model reads
+    bad_lines: Column
+    rejected: list[Column]  # the quarantine's shape, from the numbered bad lines
+
+
+# Built _LineTyping by what they depend on; a handful per process (one per stream and width).
+_TYPINGS: dict[tuple[object, ...], _LineTyping] = {}
+_MAX_TYPINGS = 64
+
+
+def _line_typing(
+    stream: StreamSpec, schema: StructType, width: int, project_root: Path | None, api: str
+) -> _LineTyping:
+    """The stream's _LineTyping, built on first use. ``api`` is the module of the batch's
+    DataFrame class: Spark Connect's columns and classic Spark's are not interchangeable."""
+    options = stream.reader_options()
+    key = (api, stream.format, schema.json(), tuple(sorted(options.items())), width, project_root)
+    typing = _TYPINGS.get(key)
+    if typing is None:
+        if len(_TYPINGS) >= _MAX_TYPINGS:
+            _TYPINGS.clear()
+        typing = _TYPINGS[key] = _build_line_typing(stream, schema, width, project_root)
+    return typing
+
+
+def _build_line_typing(
+    stream: StreamSpec, schema: StructType, width: int, project_root: Path | None
+) -> _LineTyping:
+    parsed, typed = _typed(stream, schema, width)
     skipped, reason = F.col(SKIP_COLUMN), F.col(REASON_COLUMN)
-    splits = persisted_counts(
-        typed,
-        [
+    return _LineTyping(
+        decoded=_decoded(stream),
+        parsed=parsed,
+        typed=typed,
+        split_measures=[
             F.min(ROW_ID_COLUMN).alias(SPLIT_FIRST_COLUMN),
             F.count(F.lit(1)).alias(SPLIT_LINES_COLUMN),
             F.count_if(~skipped).alias("read"),
@@ -166,24 +225,18 @@ def prepare_file_batch(
                 "rescued"
             ),
         ],
-        by=[FILE_COLUMN, BLOCK_COLUMN],
-    )
-    counts = SourceCounts(*(sum(int(row[k]) for row in splits) for k in ("read", "bad", "rescued")))
-    good = [*[F.col(f"`{f.name}`") for f in schema.fields], F.col(RESCUED_COLUMN)]
-    rows = typed.where(~skipped & reason.isNull()).select(*good)
-    bad = _numbered(typed.where(~skipped & reason.isNotNull()), splits)
-    rejected = bad.select(
-        F.concat(
-            _position(F.col(FILE_COLUMN), project_root), F.lit(":"), F.col(LINE_NUMBER_COLUMN)
-        ).alias("position"),
-        F.col(RAW_COLUMN).alias("raw"),
-        F.col(REASON_COLUMN).alias("reason"),
-        _local_path(F.col(FILE_COLUMN)).alias("file"),
-        F.col(LINE_NUMBER_COLUMN).alias("line"),
-    )
-    source: SourceKind = "json" if stream.format == "json" else "csv"
-    return SourceBatch(
-        rows, counts, typed.unpersist, counted=True, rejected=Rejected(rejected, source)
+        good_lines=~skipped & reason.isNull(),
+        good=[*[F.col(f"`{f.name}`") for f in schema.fields], F.col(RESCUED_COLUMN)],
+        bad_lines=~skipped & reason.isNotNull(),
+        rejected=[
+            F.concat(
+                _position(F.col(FILE_COLUMN), project_root), F.lit(":"), F.col(LINE_NUMBER_COLUMN)
+            ).alias("position"),
+            F.col(RAW_COLUMN).alias("raw"),
+            F.col(REASON_COLUMN).alias("reason"),
+            _local_path(F.col(FILE_COLUMN)).alias("file"),
+            F.col(LINE_NUMBER_COLUMN).alias("line"),
+        ],
     )
 
 
@@ -354,11 +407,11 @@ def _separator(options: dict[str, str]) -> str:
     return options.get("sep", options.get("delimiter", ","))
 
 
-def _decoded(stream: StreamSpec, lines: DataFrame) -> DataFrame:
-    """Each line as text: ``_valid`` (false when its bytes are not UTF-8; a declared
-    ``encoding`` decodes them instead), ``_text`` without a final ``\\r`` nor a leading
-    byte-order mark, and ``_skip``: true for a line that is not input (blank, or a CSV header),
-    which is still counted for the numbering of the lines after it."""
+def _decoded(stream: StreamSpec) -> list[Column]:
+    """The columns that give each line as text: ``_valid`` (false when its bytes are not
+    UTF-8; a declared ``encoding`` decodes them instead), ``_text`` without a final ``\\r``
+    nor a leading byte-order mark, and ``_skip``: true for a line that is not input (blank,
+    or a CSV header), which is still counted for the numbering of the lines after it."""
     value = F.col(LINE_COLUMN)
     options = stream.reader_options()
     encoding = next((str(options[k]) for k in ENCODING_OPTIONS if k in options), None)
@@ -373,21 +426,20 @@ def _decoded(stream: StreamSpec, lines: DataFrame) -> DataFrame:
     skip = text.rlike(r"^\s*$")
     if stream.format == "csv" and header:
         skip = skip | F.coalesce(F.col(FIRST_LINE_COLUMN), F.lit(False))
-    return lines.select(
-        "*", valid.alias(VALID_COLUMN), text.alias(TEXT_COLUMN), skip.alias(SKIP_COLUMN)
-    ).drop(LINE_COLUMN)
+    return [valid.alias(VALID_COLUMN), text.alias(TEXT_COLUMN), skip.alias(SKIP_COLUMN)]
 
 
 # -- typing ----------------------------------------------------------------------------------
 
 
-def _typed(stream: StreamSpec, schema: StructType, lines: DataFrame, width: int) -> DataFrame:
-    """Declared columns typed, ``_rescued_data``, ``_raw`` and ``_reason`` (null when the line
-    is good; ``_raw`` is kept for the bad lines only)."""
+def _typed(stream: StreamSpec, schema: StructType, width: int) -> tuple[list[Column], list[Column]]:
+    """The columns a decoded line is parsed into (JSON: its fields as text and its keys; CSV:
+    its tokens), then the typed frame's: declared columns typed, ``_rescued_data``, ``_raw`` and
+    ``_reason`` (null when the line is good; ``_raw`` is kept for the bad lines only)."""
     if stream.format == "json":
-        frame, raw_of, rescued, broken = _json_fields(stream, schema, lines)
+        parsed, raw_of, rescued, broken = _json_fields(stream, schema)
     else:
-        frame, raw_of, rescued, broken = _csv_fields(stream, schema, lines, width)
+        parsed, raw_of, rescued, broken = _csv_fields(stream, schema, width)
     formats = {k: str(v) for k, v in stream.reader_options().items()}
     value_of = {f.name: lossless_value(raw_of[f.name], f.dataType, formats) for f in schema.fields}
     mismatch = unreadable_fields(schema.fields, raw_of, value_of)
@@ -396,23 +448,25 @@ def _typed(stream: StreamSpec, schema: StructType, lines: DataFrame, width: int)
         .when(broken.isNotNull(), broken)
         .when(mismatch != "", schema_mismatch(mismatch))
     )
-    return frame.select(
-        FILE_COLUMN,
-        BLOCK_COLUMN,
-        ROW_ID_COLUMN,
-        SKIP_COLUMN,
+    typed = [
+        F.col(FILE_COLUMN),
+        F.col(BLOCK_COLUMN),
+        F.col(ROW_ID_COLUMN),
+        F.col(SKIP_COLUMN),
         F.when(reason.isNotNull(), F.make_valid_utf8(TEXT_COLUMN)).alias(RAW_COLUMN),
         *[value_of[f.name].cast(f.dataType).alias(f.name) for f in schema.fields],
         F.when(reason.isNull(), rescued).alias(RESCUED_COLUMN),
         reason.alias(REASON_COLUMN),
-    )
+    ]
+    return parsed, typed
 
 
 def _json_fields(
-    stream: StreamSpec, schema: StructType, lines: DataFrame
-) -> tuple[DataFrame, dict[str, Column], Column, Column]:
-    """A JSON line's declared fields as raw text (a string's value, or a number's, object's or
-    array's JSON text), the raw JSON of its undeclared fields, and what makes it unreadable."""
+    stream: StreamSpec, schema: StructType
+) -> tuple[list[Column], dict[str, Column], Column, Column]:
+    """The columns a JSON line is parsed into, then its declared fields as raw text (a
+    string's value, or a number's, object's or array's JSON text), the raw JSON of its
+    undeclared fields, and what makes it unreadable."""
     names = [f.name for f in schema.fields]
     options = {
         k: str(v)
@@ -423,11 +477,10 @@ def _json_fields(
     }
     options.update(mode="PERMISSIVE", columnNameOfCorruptRecord=CORRUPT_COLUMN)
     text = F.col(TEXT_COLUMN)
-    frame = lines.select(
-        "*",
+    parsed = [
         F.from_json(text, strings_schema(names), options).alias(JSON_STRINGS_COLUMN),
         F.json_object_keys(text).alias(JSON_KEYS_COLUMN),
-    )
+    ]
     keys = F.col(JSON_KEYS_COLUMN)
     repeated = F.array_distinct(
         F.filter(keys, lambda k: F.size(F.filter(keys, lambda o: o == k)) > 1)
@@ -449,16 +502,17 @@ def _json_fields(
     extras = F.map_filter(F.from_json(text, "MAP<STRING, VARIANT>"), lambda k, _: ~k.isin(names))
     rescued = F.when(broken.isNull() & (F.size(undeclared) > 0), F.to_json(extras))
     raw_of = {n: F.col(JSON_STRINGS_COLUMN)[n] for n in names}
-    return frame, raw_of, rescued, broken
+    return parsed, raw_of, rescued, broken
 
 
 def _csv_fields(
-    stream: StreamSpec, schema: StructType, lines: DataFrame, width: int
-) -> tuple[DataFrame, dict[str, Column], Column, Column]:
-    """A CSV line's declared fields (by the file's header, or by position), the raw JSON of the
-    undeclared columns, and what makes it unreadable. Spark's ``from_csv`` splits the line
-    (quoting, escapes, ``nullValue``); a sentinel field appended to the line tells how many
-    fields it had, since ``from_csv`` pads a short row with nulls."""
+    stream: StreamSpec, schema: StructType, width: int
+) -> tuple[list[Column], dict[str, Column], Column, Column]:
+    """The columns a CSV line is parsed into, then its declared fields (by the file's header,
+    or by position), the raw JSON of the undeclared columns, and what makes it unreadable.
+    Spark's ``from_csv`` splits the line (quoting, escapes, ``nullValue``); a sentinel field
+    appended to the line tells how many fields it had, since ``from_csv`` pads a short row
+    with nulls."""
     options = _csv_options(stream)
     options.pop("header", None)
     sep = _separator(options)
@@ -467,9 +521,7 @@ def _csv_fields(
     parsed = F.from_csv(
         F.concat(F.col(TEXT_COLUMN), F.lit(sep + _END)), wide.simpleString(), options
     )
-    frame = lines.select(
-        "*", F.array(*[parsed[f"c{i}"] for i in range(slots)]).alias(CSV_TOKENS_COLUMN)
-    )
+    tokens_column = F.array(*[parsed[f"c{i}"] for i in range(slots)]).alias(CSV_TOKENS_COLUMN)
     tokens, columns = F.col(CSV_TOKENS_COLUMN), F.col(CSV_COLUMNS_COLUMN)
     count = F.array_position(tokens, _END) - 1
     broken = (
@@ -497,4 +549,4 @@ def _csv_fields(
         F.size(F.col(EXTRA_NAMES_COLUMN)) > 0,
         F.to_json(F.map_from_arrays(F.col(EXTRA_NAMES_COLUMN), values)),
     )
-    return frame, raw_of, rescued, broken
+    return [tokens_column], raw_of, rescued, broken
