@@ -1,0 +1,146 @@
+"""Benchmark what Delta's file-list verification costs a JVM whose time zone is not UTC.
+
+Delta 4.4 keeps a small table's file list in each commit's checksum file, and in a JVM whose
+default time zone is not UTC (``TZ=Europe/Paris``, say) it checks that list on every commit by
+rebuilding the table's whole state (``allFilesInCrc.verificationMode.forceOnNonUTC``). Open-source
+Delta never reads that list back, so the runner turns the check off
+(runner/spark/session/builder.py's defaults). This bench runs, in one JVM started with the
+given time zone, MERGEs of 2,000-row batches into 20,000-row tables and one-row event-log
+appends, with the check as Delta ships it and off, taking turns:
+
+    .venv/bin/python bench/non_utc_bench.py [--time-zone Europe/Paris] [--batches 16]
+
+Writes bench/results/non-utc.md. The first three of each kind are left out (warm-up).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import platform
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+RESULTS = REPO / "bench" / "results" / "non-utc.md"
+CHECK = "spark.databricks.delta.allFilesInCrc.verificationMode.forceOnNonUTC.enabled"
+WARM_UP = 3
+TARGET_ROWS = 20_000
+BATCH_ROWS = 2_000
+KINDS = {"shipped": "true", "runner": "false"}  # the check as Delta ships it, and off
+
+
+def measure(batches: int, scratch: Path) -> dict[str, dict[str, list[float]]]:
+    """In this process (started with the time zone under test): seconds per MERGE and per
+    event-log append of each kind."""
+    sys.path.insert(0, str(REPO))
+    from pyspark.sql import Row
+
+    from runner.project import load
+    from runner.spark.batch.eventlog import EVENT_LOG_PROPERTIES, EVENT_LOG_SCHEMA
+    from runner.spark.session.builder import build_session, temporary_conf
+
+    spark = build_session(load(REPO, None, {}).target, "non-utc-bench")
+    seconds: dict[str, dict[str, list[float]]] = {k: {"merge": [], "append": []} for k in KINDS}
+    properties = ", ".join(f"'{k}' = '{v}'" for k, v in EVENT_LOG_PROPERTIES.items())
+    for kind in KINDS:
+        spark.sql(
+            f"CREATE TABLE t_{kind} (k STRING, v BIGINT, u BIGINT) USING DELTA "
+            f"LOCATION '{scratch / kind}'"
+        )
+        spark.range(TARGET_ROWS).selectExpr(
+            "format_string('o%08d', id) k", "id v", "0 u"
+        ).write.format("delta").mode("append").saveAsTable(f"t_{kind}")
+        spark.sql(
+            f"CREATE TABLE delta.`{scratch / kind}_log` ({EVENT_LOG_SCHEMA}) USING DELTA "
+            f"TBLPROPERTIES ({properties})"
+        )
+    rng = random.Random(7)
+    for batch in range(batches):
+        keys = rng.sample(range(TARGET_ROWS + TARGET_ROWS // 4), BATCH_ROWS)
+        source = spark.createDataFrame(
+            [(f"o{k:08d}", k, batch + 1) for k in keys], "k STRING, v BIGINT, u BIGINT"
+        )
+        source.createOrReplaceTempView("s")
+        row = ("m", batch, "q", dt.datetime.now(), 1.0, BATCH_ROWS, 1, 2, 3, 0, [], False, [],
+               [Row(phase="source", seconds=0.5)], 0)  # fmt: skip
+        for kind, check in KINDS.items():
+            with temporary_conf(spark, {CHECK: check}):
+                started = time.perf_counter()
+                spark.sql(
+                    f"MERGE INTO t_{kind} t USING s ON t.k = s.k "
+                    "WHEN MATCHED AND s.u > t.u THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *"
+                ).collect()
+                seconds[kind]["merge"].append(time.perf_counter() - started)
+                started = time.perf_counter()
+                spark.createDataFrame([row], EVENT_LOG_SCHEMA).write.format("delta").mode(
+                    "append"
+                ).save(f"{scratch / kind}_log")
+                seconds[kind]["append"].append(time.perf_counter() - started)
+        print(f"batch {batch + 1}/{batches}", flush=True)
+    spark.stop()
+    return seconds
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--time-zone", default="Europe/Paris", help="the JVM's default zone")
+    parser.add_argument("--batches", type=int, default=16, help="MERGEs and appends of each")
+    parser.add_argument("--measure", type=Path, help=argparse.SUPPRESS)  # the child's output
+    args = parser.parse_args()
+    if args.measure is not None:
+        with tempfile.TemporaryDirectory(prefix="non-utc-bench-") as scratch:
+            seconds = measure(args.batches, Path(scratch))
+        args.measure.write_text(json.dumps(seconds))
+        return
+    with tempfile.TemporaryDirectory(prefix="non-utc-bench-out-") as out:
+        answer = Path(out) / "seconds"
+        env = {**os.environ, "TZ": args.time_zone}
+        command = [sys.executable, __file__, "--batches", str(args.batches), "--measure", answer]
+        subprocess.run(command, env=env, check=True)
+        seconds = json.loads(answer.read_text())
+    write_results(args, seconds)
+
+
+def write_results(args: argparse.Namespace, seconds: dict[str, dict[str, list[float]]]) -> None:
+    def median(kind: str, what: str) -> float:
+        return statistics.median(seconds[kind][what][WARM_UP:])
+
+    now = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    lines = [
+        "# Delta's file-list check in a JVM outside UTC",
+        "",
+        f"`.venv/bin/python bench/non_utc_bench.py --time-zone {args.time_zone} --batches "
+        f"{args.batches}`, {now}, {os.cpu_count()} CPUs, Python {platform.python_version()}.",
+        "",
+        f"One JVM with `TZ={args.time_zone}`, the runner's session settings; per batch, a "
+        f"MERGE of {BATCH_ROWS:,} rows into a {TARGET_ROWS:,}-row table and a one-row "
+        "event-log append, with the check as Delta ships it and with the runner's default "
+        f"(`{CHECK}` false), taking turns. Median seconds over batches {WARM_UP + 1} to "
+        f"{args.batches}.",
+        "",
+        "| | MERGE (s) | event-log append (s) |",
+        "|---|---|---|",
+        f"| check on (Delta's default) | {median('shipped', 'merge'):.3f} | "
+        f"{median('shipped', 'append'):.3f} |",
+        f"| check off (the runner) | {median('runner', 'merge'):.3f} | "
+        f"{median('runner', 'append'):.3f} |",
+        "",
+        "A MERGE has already rebuilt the state of the version it read, so the check costs it "
+        "little; a blind append (the event log's, the quarantine's) rebuilds it for the check "
+        "alone. The check only runs while a table has at most 50 files (Delta keeps no file "
+        "list in the checksum beyond that).",
+    ]
+    RESULTS.write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
