@@ -1,0 +1,110 @@
+"""The file source builds the columns that type a stream's lines once and reuses them for every
+batch (runner/spark/sources/files.py, ``_line_typing``). These tests hold it to typing each
+stream by its own declaration: two streams in one process that differ only in a reader option
+or in a column's type, and one CSV stream whose files' headers differ in width from batch to
+batch, each get what their own declaration says. Real Spark; the batches are built in the file
+source's shape from files on disk, so no stream is started."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from runner.spark.sources.columns import BLOCK_COLUMN, FILE_COLUMN, LINE_COLUMN
+from runner.spark.sources.files import prepare_file_batch
+from runner.specs.stream import StreamSpec
+
+pytestmark = pytest.mark.spark
+
+LINE = '{"order_id":"o1","amount":"2.50","updated_at":"25/12/2024 10:00","op":"U"}'
+
+
+@pytest.fixture
+def orders(example_project: Path) -> StreamSpec:
+    from runner.project import load
+
+    return load(example_project).streams["orders"]
+
+
+def file_batch(spark: SparkSession, path: Path, text: str) -> DataFrame:
+    """A micro-batch of the one file ``path``, as the file source's stream hands it over."""
+    path.write_text(text)
+    lines = spark.read.format("text").option("lineSep", "\n").load(str(path))
+    return lines.select(
+        F.col("_metadata.file_path").alias(FILE_COLUMN),
+        F.col("_metadata.file_block_start").alias(BLOCK_COLUMN),
+        F.col("value").alias(LINE_COLUMN),
+    )
+
+
+def typed(stream: StreamSpec, batch: DataFrame) -> tuple[list[dict], list[str]]:
+    """The batch's good rows, and the reasons of the lines it rejected."""
+    source = prepare_file_batch(stream, batch)
+    try:
+        good = [row.asDict() for row in source.rows.collect()]
+        assert source.rejected is not None
+        reasons = [row["reason"] for row in source.rejected.rows.collect()]
+    finally:
+        source.release()
+    return good, reasons
+
+
+def test_streams_that_differ_in_an_option_or_a_type_are_typed_by_their_own(
+    spark: SparkSession, orders: StreamSpec, tmp_path: Path
+) -> None:
+    day_first = replace(orders, name="day_first", options={"timestampFormat": "dd/MM/yyyy HH:mm"})
+    as_text = replace(
+        orders,
+        name="as_text",
+        schema="order_id STRING, amount DECIMAL(10,2), updated_at STRING, op STRING",
+    )
+    batch = file_batch(spark, tmp_path / "0.json", LINE + "\n")
+
+    good, reasons = typed(orders, batch)  # ISO 8601 only: the day-first time is a mismatch
+    assert (good, reasons) == ([], ["schema mismatch: updated_at (TIMESTAMP)"])
+
+    good, reasons = typed(day_first, batch)
+    assert reasons == []
+    assert [(r["order_id"], r["updated_at"]) for r in good] == [("o1", datetime(2024, 12, 25, 10))]
+
+    good, reasons = typed(as_text, batch)
+    assert reasons == []
+    assert [(r["updated_at"], "customer_id" in r) for r in good] == [("25/12/2024 10:00", False)]
+
+    good, reasons = typed(orders, batch)  # the first stream again: still its own typing
+    assert (good, reasons) == ([], ["schema mismatch: updated_at (TIMESTAMP)"])
+
+
+def test_a_csv_streams_batches_are_typed_by_each_files_header(
+    spark: SparkSession, orders: StreamSpec, tmp_path: Path
+) -> None:
+    csv = replace(
+        orders,
+        name="orders_csv",
+        format="csv",
+        schema="order_id STRING, amount DECIMAL(10,2)",
+        options={"header": "true"},
+    )
+    narrow = "order_id,amount\no1,1.50\n"
+    wide = "order_id,note,amount,channel\no2,gift,2.50,web\n"
+
+    for name, text, expected in [
+        ("0.csv", narrow, [("o1", "1.50", None)]),
+        ("1.csv", wide, [("o2", "2.50", {"note": "gift", "channel": "web"})]),
+        ("2.csv", narrow, [("o1", "1.50", None)]),
+    ]:
+        good, reasons = typed(csv, file_batch(spark, tmp_path / name, text))
+        assert reasons == [], name
+        rows = [(r["order_id"], str(r["amount"]), _rescued(r["_rescued_data"])) for r in good]
+        assert rows == expected, name
+
+
+def _rescued(text: str | None) -> dict | None:
+    import json
+
+    return None if text is None else json.loads(text)
