@@ -233,6 +233,7 @@ function route() {
   const id = currentId();
   const pane = document.getElementById("details");
   pane.replaceChildren(...(id ? nodePage(id) : overview()).filter(Boolean));
+  pane.dataset.node = id; // what the pane shows: the page redraws on "hashchange", after the URL changed
   pane.scrollTop = 0;
   const node = NODES.get(id);
   document.title = node ? `${node.name} (${node.kind}): ${DOCS.project} docs` : `${DOCS.project} docs`;

@@ -101,7 +101,13 @@ def open_page(page: Page, url: str) -> None:
 
 
 def shown(page: Page) -> str:
-    """The current page's title, once the hash's node is drawn."""
+    """The details pane's title, once the pane shows the node the URL's hash names: the page
+    redraws it on ``hashchange``, which fires after the URL has changed (so ``wait_for_url``
+    alone can still read the previous node's title)."""
+    page.wait_for_function(
+        "document.getElementById('details').dataset.node"
+        " === decodeURIComponent(window.location.hash.slice(1))"
+    )
     return page.inner_text("#details-title")
 
 
