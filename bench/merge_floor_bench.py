@@ -54,7 +54,8 @@ WARM_UP = 2  # batches left out of the medians
 VARIANTS: dict[str, dict[str, str]] = {
     "runner's settings": {},
     "adaptive query execution off": {"spark.sql.adaptive.enabled": "false"},
-    "one snapshot partition": {"spark.databricks.delta.snapshotPartitions": "1"},
+    # the runner's default until 2026-11-28
+    "two snapshot partitions": {"spark.databricks.delta.snapshotPartitions": "2"},
     # what the runner's two settings save (issue #12's baseline recipe ran on these)
     "Spark's and Delta's defaults": {
         "spark.sql.shuffle.partitions": "200",

@@ -45,7 +45,11 @@ DEFAULT_CONF = {
     "spark.ui.enabled": "false",
     "spark.ui.showConsoleProgress": "false",
     "spark.sql.session.timeZone": "UTC",
-    "spark.databricks.delta.snapshotPartitions": "2",
+    # Delta replays a table's log into this many partitions for each new version (50 by
+    # default): one instead of two took 0.07 to 0.12 s off a 2,000-row MERGE's 1.1 s in four of
+    # six runs on two cores, nothing in two (bench/README.md, the floor); raise it for tables
+    # of many thousand files
+    "spark.databricks.delta.snapshotPartitions": "1",
     # Delta's VACUUM lists a table in a job of this many tasks (Spark's default: 10,000),
     # minutes of a maintenance batch on a few cores (bench/results/vacuum-listing.md)
     "spark.sql.sources.parallelPartitionDiscovery.parallelism": "4",
