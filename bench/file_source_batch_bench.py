@@ -33,13 +33,11 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from pyspark.sql import DataFrame, SparkSession  # noqa: E402
-from pyspark.sql import functions as F  # noqa: E402
 
 from bench.upsert.processes import load_average, process_cpu_seconds  # noqa: E402
 from runner.project import load  # noqa: E402
 from runner.spark.session.builder import build_session  # noqa: E402
 from runner.spark.sources import files as file_source  # noqa: E402
-from runner.spark.sources.columns import BLOCK_COLUMN, FILE_COLUMN, LINE_COLUMN  # noqa: E402
 from runner.spark.sources.source_batch import (  # noqa: E402
     BatchSourceContext,
     quarantine_rejected,
@@ -90,11 +88,8 @@ def write_batch(landing: Path, lines: int) -> None:
 
 def batch_frame(spark: SparkSession, landing: Path) -> DataFrame:
     """The micro-batch DataFrame ``read_file_stream`` gives, read as a batch."""
-    frame = spark.read.format("text").option("lineSep", "\n").load(str(landing))
-    return frame.select(
-        F.col("_metadata.file_path").alias(FILE_COLUMN),
-        F.col("_metadata.file_block_start").alias(BLOCK_COLUMN),
-        F.col("value").alias(LINE_COLUMN),
+    return file_source.file_lines(
+        spark.read.format("text").option("lineSep", "\n").load(str(landing))
     )
 
 

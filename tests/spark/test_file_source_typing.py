@@ -13,10 +13,8 @@ from pathlib import Path
 
 import pytest
 from pyspark.sql import DataFrame, SparkSession
-from pyspark.sql import functions as F
 
-from runner.spark.sources.columns import BLOCK_COLUMN, FILE_COLUMN, LINE_COLUMN
-from runner.spark.sources.files import prepare_file_batch
+from runner.spark.sources.files import file_lines, prepare_file_batch
 from runner.specs.stream import StreamSpec
 
 pytestmark = pytest.mark.spark
@@ -34,12 +32,7 @@ def orders(example_project: Path) -> StreamSpec:
 def file_batch(spark: SparkSession, path: Path, text: str) -> DataFrame:
     """A micro-batch of the one file ``path``, as the file source's stream hands it over."""
     path.write_text(text)
-    lines = spark.read.format("text").option("lineSep", "\n").load(str(path))
-    return lines.select(
-        F.col("_metadata.file_path").alias(FILE_COLUMN),
-        F.col("_metadata.file_block_start").alias(BLOCK_COLUMN),
-        F.col("value").alias(LINE_COLUMN),
-    )
+    return file_lines(spark.read.format("text").option("lineSep", "\n").load(str(path)))
 
 
 def typed(stream: StreamSpec, batch: DataFrame) -> tuple[list[dict], list[str]]:

@@ -124,7 +124,13 @@ def read_file_stream(spark: SparkSession, stream: StreamSpec) -> DataFrame:
         .options(**options)
         .load(str(stream.path))
     )
-    return frame.select(
+    return file_lines(frame)
+
+
+def file_lines(text: DataFrame) -> DataFrame:
+    """The rows of Spark's ``text`` source (streaming or not) in the shape a batch of this
+    source has: ``_file``, ``_block`` and ``_line_text``."""
+    return text.select(
         F.col("_metadata.file_path").alias(FILE_COLUMN),
         F.col("_metadata.file_block_start").alias(BLOCK_COLUMN),
         F.col("value").alias(LINE_COLUMN),
@@ -198,7 +204,7 @@ def _line_typing(
     """The stream's _LineTyping, built on first use. ``api`` is the module of the batch's
     DataFrame class: Spark Connect's columns and classic Spark's are not interchangeable."""
     options = stream.reader_options()
-    key = (api, stream.format, schema.json(), tuple(sorted(options.items())), width, project_root)
+    key = (api, stream.format, stream.schema, tuple(sorted(options.items())), width, project_root)
     typing = _TYPINGS.get(key)
     if typing is None:
         if len(_TYPINGS) >= _MAX_TYPINGS:
