@@ -2,11 +2,12 @@
 
 Delta 4.4 keeps a small table's file list in each commit's checksum file, and in a JVM whose
 default time zone is not UTC (``TZ=Europe/Paris``, say) it checks that list on every commit by
-rebuilding the table's whole state (``allFilesInCrc.verificationMode.forceOnNonUTC``). Open-source
-Delta never reads that list back, so the runner turns the check off
+rebuilding the table's whole state (``allFilesInCrc.verificationMode.forceOnNonUTC``).
+Open-source Delta never reads that list back, so the runner turns the check off
 (runner/spark/session/builder.py's defaults). This bench runs, in one JVM started with the
-given time zone, MERGEs of 2,000-row batches into 20,000-row tables and one-row event-log
-appends, with the check as Delta ships it and off, taking turns:
+given time zone, the MERGE benches' 2,000-event batches into 20,000-row targets
+(bench/merge_batches.py) and one-row appends to event logs made as the runner makes them,
+with the check as Delta ships it and off, taking turns:
 
     .venv/bin/python bench/non_utc_bench.py [--time-zone Europe/Paris] [--batches 16]
 
@@ -20,12 +21,12 @@ import datetime as dt
 import json
 import os
 import platform
-import random
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -33,56 +34,41 @@ RESULTS = REPO / "bench" / "results" / "non-utc.md"
 CHECK = "spark.databricks.delta.allFilesInCrc.verificationMode.forceOnNonUTC.enabled"
 WARM_UP = 3
 TARGET_ROWS = 20_000
-BATCH_ROWS = 2_000
+BATCH_EVENTS = 2_000  # bench/merge_batches.py's batches
 KINDS = {"shipped": "true", "runner": "false"}  # the check as Delta ships it, and off
 
 
 def measure(batches: int, scratch: Path) -> dict[str, dict[str, list[float]]]:
     """In this process (started with the time zone under test): seconds per MERGE and per
-    event-log append of each kind."""
+    event-log append of each kind. The targets, batches and MERGE are the MERGE benches'
+    (bench/merge_batches.py); each kind's event log is made as the runner makes it."""
     sys.path.insert(0, str(REPO))
-    from pyspark.sql import Row
-
+    from bench.merge_batches import MERGE, batch_of, build_target
     from runner.project import load
-    from runner.spark.batch.eventlog import EVENT_LOG_PROPERTIES, EVENT_LOG_SCHEMA
+    from runner.spark.batch.eventlog import EVENT_LOG_SCHEMA, ensure_event_log, event_log_location
     from runner.spark.session.builder import build_session, temporary_conf
 
-    spark = build_session(load(REPO, None, {}).target, "non-utc-bench")
+    target = load(REPO, None, {}).target
+    spark = build_session(target, "non-utc-bench")
     seconds: dict[str, dict[str, list[float]]] = {k: {"merge": [], "append": []} for k in KINDS}
-    properties = ", ".join(f"'{k}' = '{v}'" for k, v in EVENT_LOG_PROPERTIES.items())
+    logs = {}
     for kind in KINDS:
-        spark.sql(
-            f"CREATE TABLE t_{kind} (k STRING, v BIGINT, u BIGINT) USING DELTA "
-            f"LOCATION '{scratch / kind}'"
-        )
-        spark.range(TARGET_ROWS).selectExpr(
-            "format_string('o%08d', id) k", "id v", "0 u"
-        ).write.format("delta").mode("append").saveAsTable(f"t_{kind}")
-        spark.sql(
-            f"CREATE TABLE delta.`{scratch / kind}_log` ({EVENT_LOG_SCHEMA}) USING DELTA "
-            f"TBLPROPERTIES ({properties})"
-        )
-    rng = random.Random(7)
+        build_target(spark, scratch / kind, TARGET_ROWS, deletion_vectors=False)
+        warehouse = replace(target, warehouse=scratch / f"{kind}_warehouse")
+        ensure_event_log(spark, warehouse)
+        logs[kind] = str(event_log_location(warehouse))
     for batch in range(batches):
-        keys = rng.sample(range(TARGET_ROWS + TARGET_ROWS // 4), BATCH_ROWS)
-        source = spark.createDataFrame(
-            [(f"o{k:08d}", k, batch + 1) for k in keys], "k STRING, v BIGINT, u BIGINT"
-        )
-        source.createOrReplaceTempView("s")
-        row = ("m", batch, "q", dt.datetime.now(), 1.0, BATCH_ROWS, 1, 2, 3, 0, [], False, [],
-               [Row(phase="source", seconds=0.5)], 0)  # fmt: skip
+        batch_of(spark, TARGET_ROWS, batch).createOrReplaceTempView("batch")
+        row = ("m", batch, "q", dt.datetime.now(), 1.0, BATCH_EVENTS, 1, 2, 3, 0, [], False, [],
+               [], 0)  # fmt: skip
         for kind, check in KINDS.items():
             with temporary_conf(spark, {CHECK: check}):
                 started = time.perf_counter()
-                spark.sql(
-                    f"MERGE INTO t_{kind} t USING s ON t.k = s.k "
-                    "WHEN MATCHED AND s.u > t.u THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *"
-                ).collect()
+                spark.sql(MERGE.format(table=scratch / kind)).collect()
                 seconds[kind]["merge"].append(time.perf_counter() - started)
+                append = spark.createDataFrame([row], EVENT_LOG_SCHEMA).write.format("delta")
                 started = time.perf_counter()
-                spark.createDataFrame([row], EVENT_LOG_SCHEMA).write.format("delta").mode(
-                    "append"
-                ).save(f"{scratch / kind}_log")
+                append.mode("append").save(logs[kind])
                 seconds[kind]["append"].append(time.perf_counter() - started)
         print(f"batch {batch + 1}/{batches}", flush=True)
     spark.stop()
@@ -121,7 +107,8 @@ def write_results(args: argparse.Namespace, seconds: dict[str, dict[str, list[fl
         f"{args.batches}`, {now}, {os.cpu_count()} CPUs, Python {platform.python_version()}.",
         "",
         f"One JVM with `TZ={args.time_zone}`, the runner's session settings; per batch, a "
-        f"MERGE of {BATCH_ROWS:,} rows into a {TARGET_ROWS:,}-row table and a one-row "
+        f"MERGE of {BATCH_EVENTS:,} events into a {TARGET_ROWS:,}-row table (the MERGE benches' "
+        "batches and sequence-guarded MERGE) and a one-row "
         "event-log append, with the check as Delta ships it and with the runner's default "
         f"(`{CHECK}` false), taking turns. Median seconds over batches {WARM_UP + 1} to "
         f"{args.batches}.",
@@ -133,9 +120,9 @@ def write_results(args: argparse.Namespace, seconds: dict[str, dict[str, list[fl
         f"| check off (the runner) | {median('runner', 'merge'):.3f} | "
         f"{median('runner', 'append'):.3f} |",
         "",
-        "A MERGE has already rebuilt the state of the version it read, so the check costs it "
-        "little; a blind append (the event log's, the quarantine's) rebuilds it for the check "
-        "alone. The check only runs while a table has at most 50 files (Delta keeps no file "
+        "A blind append (the event log's) rebuilds the table's state for the check alone; a "
+        "MERGE has already rebuilt the state of the version it read, so the check costs it "
+        "less. The check only runs while a table has at most 50 files (Delta keeps no file "
         "list in the checksum beyond that).",
     ]
     RESULTS.write_text("\n".join(lines) + "\n")

@@ -57,7 +57,7 @@ DEFAULT_CONF = {
     # In a JVM whose time zone is not UTC, Delta 4.4 checks the file list it keeps in a small
     # table's commit checksums by rebuilding the table's whole state on every commit; nothing in
     # open-source Delta reads that list, and the check made an event-log append of a batch
-    # take 0.57 s instead of 0.25 (bench/results/non-utc.md)
+    # take 0.54 s instead of 0.24 (bench/results/non-utc.md)
     "spark.databricks.delta.allFilesInCrc.verificationMode.forceOnNonUTC.enabled": "false",
     "spark.log.structuredLogging.enabled": "false",
     "spark.driver.extraJavaOptions": f"-Dlog4j2.configurationFile=file:{LOG_CONFIG}",
