@@ -32,6 +32,44 @@ class _Source:
     is_model: bool
 
 
+@dataclass(frozen=True)
+class _MacroOutline:
+    """What registering a macro file needs from its parse: the macros it defines, in order, and
+    whether its top level is macro definitions only (``defines_only_macros``)."""
+
+    names: tuple[str, ...]
+    static: bool
+
+
+# Outlines by (file, text): parsing the built-in macro files was most of what loading a project
+# cost, paid again by every load in a process that loads more than once (the in-process CLI of
+# the tests, a stream's restarts). Every environment parses with the same syntax, so a file's
+# outline depends only on its text; an edited file has another key. Failed parses are not kept.
+_OUTLINES: dict[tuple[str, str], _MacroOutline] = {}
+_MAX_OUTLINES = 256
+
+
+def _macro_outline(
+    env: jinja2.Environment, template_name: str, file: Path, text: str
+) -> _MacroOutline:
+    key = (str(file), text)
+    outline = _OUTLINES.get(key)
+    if outline is not None:
+        return outline
+    try:
+        tree = env.parse(text, name=template_name, filename=str(file))
+    except jinja2.TemplateSyntaxError as exc:
+        raise TemplateError(
+            f"Jinja syntax error in macro file: {exc.message}", file=file, line=exc.lineno
+        ) from exc
+    names = tuple(macro.name for macro in tree.find_all(nodes.Macro))
+    outline = _MacroOutline(names, defines_only_macros(tree))
+    if len(_OUTLINES) >= _MAX_OUTLINES:
+        _OUTLINES.clear()
+    _OUTLINES[key] = outline
+    return outline
+
+
 class TemplateEnvironment:
     """Compiles templates once and renders them with a context per call."""
 
@@ -70,16 +108,11 @@ class TemplateEnvironment:
         template_name = f"macro:{file}"
         text = file.read_text(encoding="utf-8")
         self._sources[template_name] = _Source(text, file, is_model=False)
-        try:
-            tree = self._env.parse(text, name=template_name, filename=str(file))
-        except jinja2.TemplateSyntaxError as exc:
-            raise TemplateError(
-                f"Jinja syntax error in macro file: {exc.message}", file=file, line=exc.lineno
-            ) from exc
-        for macro in tree.find_all(nodes.Macro):
-            self.macro_names[macro.name] = file
+        outline = _macro_outline(self._env, template_name, file, text)
+        for name in outline.names:
+            self.macro_names[name] = file
         self._macro_templates.append(template_name)
-        self._macro_files_static.append(defines_only_macros(tree))
+        self._macro_files_static.append(outline.static)
 
     def _load(self, template_name: str) -> tuple[str, str, Any] | None:
         source = self._sources.get(template_name)

@@ -8,8 +8,10 @@ import threading
 from pathlib import Path
 
 import jinja2
+import pytest
 
 from runner import project as project_loader
+from runner.errors import TemplateError
 from runner.model_sql import compile_batch
 from runner.templating.environment import TemplateEnvironment
 from runner.templating.macro_modules import defines_only_macros
@@ -62,3 +64,22 @@ def test_threads_render_with_their_own_names(tmp_path: Path) -> None:
     for thread in threads:
         thread.join()
     assert results == {who: {who * 200} for who in "xyz"}
+
+
+def test_an_edited_macro_file_is_read_again_in_the_same_process(tmp_path: Path) -> None:
+    """A macro file's outline (its macros, whether it defines only macros) is kept per process
+    by file and text: an edit, a new top level or a syntax error is seen at the next load."""
+    file = tmp_path / "m.sql"
+    file.write_text("{% macro first() %}1{% endmacro %}")
+    assert list(TemplateEnvironment([file]).macro_names).count("first") == 1
+    file.write_text("{% macro second() %}{{ this }}{% endmacro %}")
+    names = TemplateEnvironment([file]).macro_names
+    assert "second" in names and "first" not in names
+    file.write_text("{% set p = this %}{% macro second() %}{{ p }}{% endmacro %}")
+    env = TemplateEnvironment([file])
+    assert env.render_macro("second", {"this": "silver.a"}) == "silver.a"
+    assert env.render_macro("second", {"this": "silver.b"}) == "silver.b"  # built again
+    file.write_text("{% macro broken( %}")
+    with pytest.raises(TemplateError, match="Jinja syntax error in macro file") as raised:
+        TemplateEnvironment([file])
+    assert raised.value.file == file
