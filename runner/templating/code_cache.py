@@ -29,6 +29,10 @@ from runner.user_cache import user_cache_dir
 CACHE_ENV = "RUNNER_TEMPLATE_CACHE"
 _FORMAT = "1"  # change when the way templates are registered or compiled changes
 MAX_AGE_SECONDS = 7 * 24 * 3600  # entries written longer ago are removed (compiled again if used)
+# Directories whose old entries this process has removed: once per process, before the first
+# write, not once per cache object (each project load makes one; a process that loads many
+# projects, as the tests do, would list the whole directory again for each).
+_PRUNED: set[str] = set()
 
 
 class TemplateCodeCache(jinja2.FileSystemBytecodeCache):
@@ -42,15 +46,13 @@ class TemplateCodeCache(jinja2.FileSystemBytecodeCache):
 
     def dump_bytecode(self, bucket: Bucket) -> None:
         try:
-            if not self._pruned:
-                self._pruned = True
+            if self.directory not in _PRUNED:
+                _PRUNED.add(self.directory)
                 self._remove_old_entries()
             os.makedirs(self.directory, exist_ok=True)
             super().dump_bytecode(bucket)
         except OSError:
             pass
-
-    _pruned = False  # old entries removed, once per process, before the first write
 
     def _remove_old_entries(self) -> None:
         """Entries of edited, moved or deleted templates are never read again: remove those

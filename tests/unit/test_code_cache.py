@@ -10,6 +10,7 @@ import pytest
 
 from runner import project as project_loader
 from runner.model_sql import compile_batch
+from runner.templating import code_cache
 from runner.templating.code_cache import CACHE_ENV
 
 HEADER = "{{ config(stream='orders', target='silver.t', unique_key='order_id') }}\n"
@@ -63,11 +64,17 @@ def test_no_cache_when_the_variable_is_set_empty(
     assert not cache.exists()
 
 
-def test_entries_written_long_ago_are_removed(project_factory, cache: Path) -> None:
+def test_entries_written_long_ago_are_removed(
+    project_factory, cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     root = project_factory({"m": HEADER + "SELECT 1;"})
     _sql(root)
     for entry in _entries(cache):
         os.utime(entry, (1, 1))  # written in 1970
     (root / "models" / "m.sql").write_text(HEADER + "SELECT 2;")
-    assert _sql(root) == "SELECT 2"  # compiled and written again: the old entries are removed
+    assert _sql(root) == "SELECT 2"  # compiled and written again, in the same process:
+    assert len(_entries(cache)) > 1  # a process removes old entries once, at its first write
+    monkeypatch.setattr(code_cache, "_PRUNED", set())  # a later run: another process
+    (root / "models" / "m.sql").write_text(HEADER + "SELECT 3;")
+    assert _sql(root) == "SELECT 3"  # compiled and written again: the old entries are removed
     assert len(_entries(cache)) == 1  # the edited model's, just written
