@@ -42,9 +42,10 @@ class _MacroOutline:
 
 
 # Outlines by (file, text): parsing the built-in macro files was most of what loading a project
-# cost, paid again by every load in a process that loads more than once (the in-process CLI of
-# the tests, a stream's restarts). Every environment parses with the same syntax, so a file's
-# outline depends only on its text; an edited file has another key. Failed parses are not kept.
+# cost, paid again by every load in a process that loads more than once (the test suite runs
+# the CLI in-process, hundreds of loads). Every environment parses with the same syntax, so a
+# file's outline depends only on its text; an edited file has another key. Failed parses are not
+# kept.
 _OUTLINES: dict[tuple[str, str], _MacroOutline] = {}
 _MAX_OUTLINES = 256
 
