@@ -30,16 +30,19 @@ if [ ! -x .venv/bin/python ]; then
   python3 -m venv .venv
 fi
 
+# uv (from PyPI, into .venv) installs the ~130 packages in parallel: 23 s where pip took 38
+# from a warm cache; the package is the same editable install either way
 UV_VERSION=0.13.9
+install_extras() {
+  .venv/bin/python -m pip install --quiet "uv==$UV_VERSION"
+  .venv/bin/uv pip install --quiet --python .venv/bin/python -e ".[$1]"
+}
+
 stamp=.venv/.installed-$(sha256sum pyproject.toml | cut -c1-16)
 if [ ! -f "$stamp" ]; then
   echo "==> installing the runner and its dependencies into .venv (first time: a few minutes)"
-  # uv (from PyPI, into .venv) installs the ~130 packages in parallel: 23 s where pip took 38
-  # from a warm cache; the package is the same editable install either way
-  .venv/bin/python -m pip install --quiet "uv==$UV_VERSION"
   # the extras asked for go into the same run: a second run resolves everything again
-  extras=$(IFS=,; echo "test,docs${*:+,$*}")
-  .venv/bin/uv pip install --quiet --python .venv/bin/python -e ".[$extras]"
+  install_extras "$(IFS=,; echo "test,docs${*:+,$*}")"
   rm -f .venv/.installed-*
   touch "$stamp"
   for extra in "$@"; do touch "$stamp-$extra"; done
@@ -47,8 +50,7 @@ fi
 for extra in "$@"; do
   if [ ! -f "$stamp-$extra" ]; then
     echo "==> installing the '$extra' extra into .venv"
-    .venv/bin/python -m pip install --quiet "uv==$UV_VERSION"
-    .venv/bin/uv pip install --quiet --python .venv/bin/python -e ".[$extra]"
+    install_extras "$extra"
     touch "$stamp-$extra"
   fi
 done
