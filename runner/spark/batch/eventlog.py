@@ -26,6 +26,7 @@ from runner.spark.delta.targets import (
     forget_stale_registration,
     missing_properties,
 )
+from runner.spark.local_frames import local_frame
 from runner.spark.session.conflicts import retry_on_conflict
 from runner.specs.target import TargetSpec
 from runner.storage import Location
@@ -115,7 +116,7 @@ def record_batch(
         ],
         report.dropped,
     )
-    frame = session.createDataFrame([row], EVENT_LOG_SCHEMA)
+    frame = local_frame(session, [row], EVENT_LOG_SCHEMA)
     txn = event_log_transaction(query_id, report.model, report.batch_id)
     writer = (
         frame.write.format("delta")

@@ -47,6 +47,7 @@ from pyspark.sql.types import (
     _parse_datatype_string,
 )
 
+from runner.spark.local_frames import local_frame
 from runner.spark.sources.columns import (
     BLOCK_COLUMN,
     CORRUPT_COLUMN,
@@ -295,7 +296,7 @@ def _numbered(lines: DataFrame, splits: list[Row]) -> DataFrame:
         count = before.get(row[FILE_COLUMN], 0)
         before[row[FILE_COLUMN]] = count + int(row[SPLIT_LINES_COLUMN])
         table.append((row[FILE_COLUMN], row[BLOCK_COLUMN], row[SPLIT_FIRST_COLUMN], count))
-    offsets = lines.sparkSession.createDataFrame(table, _OFFSETS_SCHEMA)
+    offsets = local_frame(lines.sparkSession, table, _OFFSETS_SCHEMA)
     line = F.col(LINES_BEFORE_COLUMN) + F.col(ROW_ID_COLUMN) - F.col(SPLIT_FIRST_COLUMN) + 1
     return lines.join(F.broadcast(offsets), [FILE_COLUMN, BLOCK_COLUMN]).select(
         "*", line.alias(LINE_NUMBER_COLUMN)
@@ -343,7 +344,7 @@ def _laid_out(stream: StreamSpec, schema: StructType, raw: DataFrame) -> tuple[D
         )
         for row in heads
     ]
-    files = raw.sparkSession.createDataFrame(table, _HEADERS_SCHEMA)
+    files = local_frame(raw.sparkSession, table, _HEADERS_SCHEMA)
     first = (F.col(BLOCK_COLUMN) == 0) & (F.col(ROW_ID_COLUMN) == F.col(SPLIT_FIRST_COLUMN))
     frame = raw.join(F.broadcast(files), [FILE_COLUMN], "left").select(
         *raw.columns,

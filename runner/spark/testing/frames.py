@@ -11,6 +11,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import StringType, StructField, StructType
 
+from runner.spark.local_frames import local_frame
 from runner.specs.values import Column
 
 
@@ -19,7 +20,7 @@ def typed_frame(
 ) -> DataFrame:
     """``rows`` (text, in ``columns`` order) as a DataFrame of the declared types."""
     text_schema = StructType([StructField(c.name, StringType()) for c in columns])
-    frame = spark.createDataFrame(rows, text_schema)
+    frame = local_frame(spark, rows, text_schema)
     return frame.select(*[F.col(_quoted(c.name)).cast(c.type).alias(c.name) for c in columns])
 
 
