@@ -68,9 +68,19 @@ def _corrupt(model_name: str, path: Location, problem: str, *, newest_commit: bo
     )
 
 
+def newest_offset(checkpoint: Location) -> int | None:
+    """The newest batch of the checkpoint's offset log (``offsets/<batch>``, written before the
+    batch runs); None when the log has none."""
+    batches = _batches(checkpoint / "offsets")
+    return batches[-1] if batches else None
+
+
 def _newest_entries(log: Location, count: int) -> list[Location]:
-    batches = sorted(int(name) for name in storage.names_in(log) if name.isdigit())
-    return [log / str(batch) for batch in batches[-count:][::-1]]
+    return [log / str(batch) for batch in _batches(log)[-count:][::-1]]
+
+
+def _batches(log: Location) -> list[int]:
+    return sorted(int(name) for name in storage.names_in(log) if name.isdigit())
 
 
 def _read(path: Location) -> str | None:

@@ -206,6 +206,12 @@ def test_replayed_batch_is_not_applied_twice(spark: SparkSession, cli, tmp_path:
     assert "customer_totals batch 1" in replay.output
     assert "already applied, skipped: batch[1]" in replay.output
     assert rows_of(spark, "gold.customer_totals", "customer_id") == expected
+    # the replay found its event-log row (the offset log held batch 1 at the start): one row
+    # per batch, as `runner history` shows
+    log = spark.read.format("delta").load(
+        str(project / "target" / "warehouse" / "_runner/event_log")
+    )
+    assert sorted(r.batch_id for r in log.where("model = 'customer_totals'").collect()) == [0, 1]
 
 
 BROKEN_MERGE = """{{ config(stream='orders', target='silver.broken', unique_key='order_id') }}

@@ -2,11 +2,13 @@
 
 Written inside the batch, once per (query, model, batch), so a batch Spark replays after a crash
 still leaves exactly one row. Spark replays only the first batch a query runs after it starts,
-so only that batch looks for its row before appending (one read per query start); every other
-batch appends blindly. No row uses Delta's idempotent-write options (txnAppId / txnVersion):
-checking them makes Delta rebuild the event log's whole snapshot state on every append, most
-of the append's time (bench/results/event-log-append.md). Each append records its
-identity in the commit's ``userMetadata`` instead, where ``runner history --timings`` finds it.
+and only one its offset log held then, so only such a batch looks for its row before appending
+(BatchExecutor.may_be_replay: one read per restart of an interrupted batch, and per start over
+Spark Connect); every other batch appends blindly. No row uses Delta's idempotent-write
+options (txnAppId / txnVersion): checking them makes Delta rebuild the event log's whole
+snapshot state on every append, most of the append's time (bench/results/event-log-append.md).
+Each append records its identity in the commit's ``userMetadata`` instead, where ``runner
+history --timings`` finds it.
 ``runner history`` reads the rows.
 """
 

@@ -66,8 +66,9 @@ def run_batch(
     --timings`` derives it).
 
     ``may_be_replay`` is False only when the caller knows Spark is not replaying the batch
-    (BatchExecutor: any batch after the first its query ran); the event-log write then skips
-    looking for the batch's row.
+    (BatchExecutor: any batch after the first its query ran, and a first one the offset log did
+    not hold when the query started); the event-log write then skips looking for the batch's
+    row.
 
     ``foreachBatch`` calls it through BatchExecutor; model unit tests call it directly with
     batches they build, so both go through exactly this code.
@@ -189,10 +190,18 @@ class BatchExecutor:
         checkpoint: Location,
         on_batch: Callable[[BatchReport], None] | None = None,
         on_statement: Callable[[str, int, StatementResult], None] | None = None,
+        replay_bound: int | None = None,
     ) -> None:
+        """``replay_bound``: the newest batch of the checkpoint's offset log when the query
+        started (-1: none), known when no other run can write the log meanwhile. Spark replays
+        only the first batch a query runs after it starts, and only one the offset log already
+        held: a first batch past the bound is new, and its event-log row cannot be there yet.
+        None: not known (over Spark Connect a killed client's query may still run on the
+        server until the new one takes over), so the first batch looks for its row."""
         self.project = project
         self.model = model
         self.checkpoint = checkpoint
+        self.replay_bound = replay_bound
         self.on_batch = on_batch
         self.on_statement = on_statement
         self.failure: RunnerError | None = None
@@ -233,12 +242,18 @@ class BatchExecutor:
             batch_id,
             query_id=self.query_id,
             on_statement=self.on_statement,
-            # Spark replays a batch only as the first its query runs after a start
-            may_be_replay=self.last_batch_id is None,
+            may_be_replay=self.may_be_replay(batch_id),
         )
         self.last_batch_id = batch_id
         if self.on_batch is not None:
             self.on_batch(report)
+
+    def may_be_replay(self, batch_id: int) -> bool:
+        """Whether Spark may be running ``batch_id`` again (``replay_bound``): only the first
+        batch a query runs after it starts, and only one the offset log held then."""
+        if self.last_batch_id is not None:
+            return False
+        return self.replay_bound is None or batch_id <= self.replay_bound
 
     @property
     def query_id(self) -> str:

@@ -13,6 +13,7 @@ from pyspark.errors import StreamingQueryException
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.streaming import StreamingQuery
 
+from runner.checkpoint_files import newest_offset
 from runner.errors import RunnerError
 from runner.last_run import model_record, write_last_run
 from runner.project import Project
@@ -180,7 +181,15 @@ def start_model(
             ensure_target(spark, project, upstream)
         ref_location = project.target.table_location(upstream.target_table)
     checkpoint = project.target.checkpoint_for(model.name)
-    executor = BatchExecutor(project, model, checkpoint, callbacks.on_batch, callbacks.on_statement)
+    # the newest batch Spark can replay (BatchExecutor): this process holds the model's lock,
+    # so no other run writes the checkpoint meanwhile, except over Connect
+    replay_bound = None
+    if project.target.kind != "connect":
+        newest = newest_offset(checkpoint)
+        replay_bound = -1 if newest is None else newest
+    executor = BatchExecutor(
+        project, model, checkpoint, callbacks.on_batch, callbacks.on_statement, replay_bound
+    )
     function: Callable[[DataFrame, int], None] = executor
     progress = None
     if project.target.kind == "connect":
