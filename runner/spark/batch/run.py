@@ -52,6 +52,7 @@ def run_batch(
     query_id: str,
     on_statement: Callable[[str, int, StatementResult], None] | None = None,
     may_be_replay: bool = True,
+    event_log: bool = True,
 ) -> BatchReport:
     """Everything one micro-batch does, on ``batch_df``'s own session: source-side work, the
     schema-drift policy, the source's quarantine write, row expectations, the batch view, the
@@ -68,7 +69,8 @@ def run_batch(
     ``may_be_replay`` is False only when the caller knows Spark is not replaying the batch
     (BatchExecutor: any batch after the first its query ran, and a first one the offset log did
     not hold when the query started); the event-log write then skips looking for the batch's
-    row.
+    row. ``event_log`` is False only for a model unit test's batch: its row would go to a scratch
+    event log dropped unread with the test's scratch target.
 
     ``foreachBatch`` calls it through BatchExecutor; model unit tests call it directly with
     batches they build, so both go through exactly this code.
@@ -128,7 +130,8 @@ def run_batch(
     finally:
         source.release()
     report.seconds = clock.elapsed()
-    record_batch(session, project.target, report, query_id, may_be_replay=may_be_replay)
+    if event_log:
+        record_batch(session, project.target, report, query_id, may_be_replay=may_be_replay)
     return report
 
 
