@@ -2,11 +2,12 @@
 test's given rows), built in the JVM.
 
 On a classic session ``createDataFrame(rows)`` ships the rows through a Python RDD: the first
-job that reads them starts a Python worker to unpickle them, a task's round trip that took 0.15
-to 0.19 s of an event-log append. Here the rows become one JSON literal that ``from_json`` parses
-in the JVM, with the declared schema: no Python worker. Past ``LITERAL_LIMIT`` characters (a
-large seed) the rows go the ``createDataFrame`` way, which splits them into partitions instead
-of carrying them in the plan.
+job that reads them starts a Python worker to unpickle them (an event-log append's write job
+took 0.15 to 0.19 s that way, 0.08 s from a literal; the whole append 219 ms against 172 on
+average: bench/results/event-log-append.md). Here the rows become one JSON literal that
+``from_json`` parses in the JVM, with the declared schema: no Python worker. Past
+``LITERAL_LIMIT`` characters (a large seed) the rows go the ``createDataFrame`` way, which
+splits them into partitions instead of carrying them in the plan.
 
 A timestamp is written as the UTC instant ``createDataFrame`` stores (pyspark's own conversion:
 a naive ``datetime`` is read in the Python process's local time zone).
