@@ -23,7 +23,7 @@ from datetime import UTC, datetime
 from typing import Literal
 
 from runner import storage
-from runner.checkpoint_files import CorruptCheckpointFile
+from runner.checkpoint_files import CorruptCheckpointFile, newest_offset
 from runner.errors import RunnerError
 from runner.storage import Location
 
@@ -116,8 +116,8 @@ def has_progress(checkpoint: Location) -> bool:
 
 def batches_read(checkpoint: Location) -> int:
     """How many batches the checkpoint's offset log holds (the newest batch id + 1)."""
-    ids = [int(name) for name in storage.names_in(checkpoint / "offsets") if name.isdigit()]
-    return max(ids) + 1 if ids else 0
+    newest = newest_offset(checkpoint)
+    return 0 if newest is None else newest + 1
 
 
 @dataclass(frozen=True)

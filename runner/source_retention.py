@@ -24,6 +24,7 @@ from urllib.parse import unquote, urlparse
 
 from runner import storage
 from runner.backfill_report import SourceGap
+from runner.checkpoint_files import newest_offset
 from runner.project import Project
 from runner.specs.model import ModelSpec
 from runner.specs.stream import KAFKA_FORMAT, StreamSpec
@@ -158,8 +159,8 @@ def kafka_gap(start: Offsets, end: Offsets, earliest: Offsets) -> SourceGap:
 
 
 def _newest_offsets_file(checkpoint: Location) -> Location:
-    numbered = [int(name) for name in storage.names_in(checkpoint / "offsets") if name.isdigit()]
-    return checkpoint / "offsets" / str(max(numbered, default=0))  # 0: read as no offsets
+    newest = newest_offset(checkpoint)
+    return checkpoint / "offsets" / str(newest or 0)  # 0 with none: read as no offsets
 
 
 def _source_offsets(path: Location) -> Offsets:

@@ -7,10 +7,12 @@ from pathlib import Path
 
 import pytest
 
+from runner.checkpoint_files import newest_offset
 from runner.checkpoint_owner import (
     CorruptOwnerRecord,
     OwnerRecord,
     TargetFacts,
+    batches_read,
     read_owner,
     state_mismatch,
     write_owner,
@@ -106,3 +108,15 @@ def test_a_model_whose_target_changed_is_told_so_not_that_its_checkpoint_was_cop
 
     assert found is not None and found.kind == "foreign_checkpoint"
     assert "(its stream or target changed since the checkpoint was made)" in found.message
+
+
+def test_the_newest_offset_is_the_highest_batch_number_not_the_last_name(tmp_path: Path) -> None:
+    """Spark names offset-log entries by batch number, beside hidden checksums and temp files:
+    batch 10 is newer than batch 9 though "10" sorts first."""
+    checkpoint = tmp_path / "cp"
+    assert newest_offset(checkpoint) is None and batches_read(checkpoint) == 0  # no checkpoint
+    (checkpoint / "offsets").mkdir(parents=True)
+    assert newest_offset(checkpoint) is None and batches_read(checkpoint) == 0
+    for name in ("9", "10", ".10.crc", ".11.3f2a.tmp"):
+        (checkpoint / "offsets" / name).write_text("v1\n")
+    assert newest_offset(checkpoint) == 10 and batches_read(checkpoint) == 11
