@@ -36,6 +36,7 @@ from pyspark.sql.types import (
     StructType,
     TimestampNTZType,
     TimestampType,
+    _parse_datatype_string,
 )
 
 # Characters of JSON beyond which the rows are not sent as one literal in the plan.
@@ -53,24 +54,12 @@ def local_frame(
     """``rows`` (tuples or Rows in ``schema``'s order, or mappings by field name) as a
     DataFrame of ``schema`` (a StructType, or its columns in DDL: ``"id BIGINT, name STRING"``)."""
     if isinstance(schema, str):
-        schema = _struct_of(session, schema)
+        schema = cast(StructType, _parse_datatype_string(schema))  # as the sources parse theirs
     text = json.dumps([_json_value(row, schema) for row in rows], allow_nan=True)
     if len(text) > LITERAL_LIMIT:
         return session.createDataFrame(list(rows), schema)
     parsed = F.from_json(F.lit(text), ArrayType(schema, containsNull=False))
     return session.range(1).select(F.inline(parsed))
-
-
-def _struct_of(session: SparkSession, ddl: str) -> StructType:
-    """The StructType of the columns ``ddl`` declares, as Spark parses them (kept: asked once
-    per process for a schema that never changes)."""
-    if ddl not in _PARSED:
-        parsed = session.range(0).select(F.from_json(F.lit("{}"), ddl).alias("row"))
-        _PARSED[ddl] = cast(StructType, parsed.schema["row"].dataType)
-    return _PARSED[ddl]
-
-
-_PARSED: dict[str, StructType] = {}
 
 
 def _json_value(value: Any, data_type: DataType) -> Any:
