@@ -27,6 +27,7 @@ from runner.spark.batch.facts import prepare_batch_facts
 from runner.spark.batch.report import BatchReport
 from runner.spark.batch.schema_drift import apply_schema_drift
 from runner.spark.delta.replay import committed_metrics
+from runner.spark.delta.state_warmup import StateWarmer
 from runner.spark.delta.statements import StatementResult, run_statement, statement_transaction
 from runner.spark.sources.source_batch import BatchSourceContext, quarantine_rejected
 from runner.spark.sources.streams import prepare_batch
@@ -53,6 +54,7 @@ def run_batch(
     on_statement: Callable[[str, int, StatementResult], None] | None = None,
     may_be_replay: bool = True,
     event_log: bool = True,
+    warmer: StateWarmer | None = None,
 ) -> BatchReport:
     """Everything one micro-batch does, on ``batch_df``'s own session: source-side work, the
     schema-drift policy, the source's quarantine write, row expectations, the batch view, the
@@ -70,7 +72,9 @@ def run_batch(
     (BatchExecutor: any batch after the first its query ran, and a first one the offset log did
     not hold when the query started); the event-log write then skips looking for the batch's
     row. ``event_log`` is False only for a model unit test's batch: its row would go to a scratch
-    event log dropped unread with the test's scratch target.
+    event log dropped unread with the test's scratch target. ``warmer``, given when another batch
+    follows on this session (a stream), starts computing the target's new Delta state once the
+    statements have committed, beside the event-log write (``state_warmup.py``).
 
     ``foreachBatch`` calls it through BatchExecutor; model unit tests call it directly with
     batches they build, so both go through exactly this code.
@@ -127,6 +131,8 @@ def run_batch(
             report.statements.append(result)
             if on_statement is not None:
                 on_statement(model.name, batch_id, result)
+        if warmer is not None and statements:
+            warmer.warm(session, target_location)
     finally:
         source.release()
     report.seconds = clock.elapsed()
@@ -194,13 +200,17 @@ class BatchExecutor:
         on_batch: Callable[[BatchReport], None] | None = None,
         on_statement: Callable[[str, int, StatementResult], None] | None = None,
         replay_bound: int | None = None,
+        *,
+        warm_state: bool = True,
     ) -> None:
         """``replay_bound``: the newest batch of the checkpoint's offset log when the query
         started (-1: none), known when no other run can write the log meanwhile. Spark replays
         only the first batch a query runs after it starts, and only one the offset log already
         held: a first batch past the bound is new, and its event-log row cannot be there yet.
         None: not known (over Spark Connect a killed client's query may still run on the
-        server until the new one takes over), so the first batch looks for its row."""
+        server until the new one takes over), so the first batch looks for its row.
+        ``warm_state``: compute the target's new Delta state between batches (``StateWarmer``);
+        False in a Spark Connect server's foreachBatch worker, where it is not measured."""
         self.project = project
         self.model = model
         self.checkpoint = checkpoint
@@ -208,6 +218,7 @@ class BatchExecutor:
         self.on_batch = on_batch
         self.on_statement = on_statement
         self.failure: RunnerError | None = None
+        self.warmer = StateWarmer() if warm_state else None
         self.stop_requested = threading.Event()
         self.idle = threading.Event()
         self.idle.set()
@@ -246,10 +257,17 @@ class BatchExecutor:
             query_id=self.query_id,
             on_statement=self.on_statement,
             may_be_replay=self.may_be_replay(batch_id),
+            warmer=self.warmer,
         )
         self.last_batch_id = batch_id
         if self.on_batch is not None:
             self.on_batch(report)
+
+    def settle(self) -> None:
+        """Wait for what the last batch left running in the background (the state warm-up),
+        once the query has ended: no Spark call outlives it."""
+        if self.warmer is not None:
+            self.warmer.settle()
 
     def may_be_replay(self, batch_id: int) -> bool:
         """Whether Spark may be running ``batch_id`` again (``replay_bound``): only the first

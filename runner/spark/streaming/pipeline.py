@@ -124,4 +124,5 @@ def stream_models(
         raise
     finally:
         for one in running:
+            one.executor.settle()
             one.release()

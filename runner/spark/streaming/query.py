@@ -190,6 +190,9 @@ def start_model(
     executor = BatchExecutor(
         project, model, checkpoint, callbacks.on_batch, callbacks.on_statement, replay_bound
     )
+    if executor.warmer is not None and project.target.kind != "connect":
+        # the state of the target's version the first MERGE starts from, while the query starts
+        executor.warmer.warm(spark, project.target.table_location(model.target_table))
     function: Callable[[DataFrame, int], None] = executor
     progress = None
     if project.target.kind == "connect":

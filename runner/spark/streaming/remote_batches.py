@@ -72,7 +72,7 @@ class RemoteBatch:
 
                 project = load(self.root, self.target, self.vars)
                 model = project.models[self.model]
-                self._executor = BatchExecutor(project, model, self.checkpoint)
+                self._executor = BatchExecutor(project, model, self.checkpoint, warm_state=False)
             self._executor(batch_df, batch_id)
         except RunnerError as exc:
             raise RemoteBatchFailed(exc) from None

@@ -1,0 +1,208 @@
+"""The runner of an earlier commit against this checkout's, on the same input, taking turns.
+
+    .venv/bin/python bench/runner_before_after.py --before 224c0da --change "what changed" \
+        --name short-name
+
+A change to the runner's batch path is argued from this bench (issue #33 asks for a before and
+an after row per change). It makes a git worktree of ``--before`` under
+``target/bench/before-after/``, lands goal 1's kind of input once (seeded order events, one file
+a batch, `bench/upsert/events.py`), then runs `runner run` of the upsert bench's orders model
+over it, once per round with each code, taking turns (before, after, before, after, ...), each
+run in a fresh project and its own process and JVM. The earlier code is the worktree's `runner`
+package, put ahead of this checkout's with ``PYTHONPATH``; everything else (Python packages,
+Spark, Delta's jars) is shared, so only the runner's own code differs.
+
+At the end one JVM reads every run's event log. The results (``results/before-after-<name>.md``,
+one file per change) give, per run and as the median over the runs of each code: the median
+batch (the event log's ``seconds``), the median start to next start (what a stream's
+throughput follows: the batch, its event-log write, Spark's commit and the next trigger), the
+MERGE statement and the source phase, all over batches ``--skip`` onward (the first ones warm
+the JVM up).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from bench.upsert.events import OrdersSpec, generate_orders, land_files  # noqa: E402
+from bench.upsert.processes import load_average  # noqa: E402
+from bench.upsert.projects import ORDERS_MODEL, orders_project, runner_command  # noqa: E402
+
+RESULTS = REPO / "bench" / "results"
+WORK = REPO / "target" / "bench" / "before-after"
+
+
+@dataclass(frozen=True)
+class Run:
+    code: str  # "before" or "after"
+    round: int
+    project: Path
+    wall: float
+
+
+@dataclass(frozen=True)
+class Figures:
+    batch: float
+    cycle: float
+    merge: float
+    source: float
+    batches: int
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--before", required=True, help="the earlier commit, e.g. 224c0da")
+    parser.add_argument("--change", required=True, help="what the later code changed")
+    parser.add_argument("--files", type=int, default=20, help="batches per run (one file each)")
+    parser.add_argument("--events", type=int, default=2_000, help="events per file")
+    parser.add_argument("--rounds", type=int, default=2, help="runs of each code, taking turns")
+    parser.add_argument("--skip", type=int, default=3, help="first batches left out of medians")
+    parser.add_argument(
+        "--name", default="change", help="results/before-after-<name>.md: one file per change"
+    )
+    args = parser.parse_args()
+
+    before = subprocess.run(
+        ["git", "rev-parse", "--short", args.before], cwd=REPO, text=True, capture_output=True,
+        check=True,
+    ).stdout.strip()  # fmt: skip
+    after = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], cwd=REPO, text=True, capture_output=True,
+        check=True,
+    ).stdout.strip()  # fmt: skip
+    dirty = subprocess.run(
+        ["git", "status", "--porcelain", "--untracked-files=no"], cwd=REPO, text=True,
+        capture_output=True, check=True,
+    ).stdout.strip()  # fmt: skip
+    after_label = f"{after} with uncommitted changes" if dirty else after
+
+    shutil.rmtree(WORK, ignore_errors=True)
+    worktree = WORK / f"code-{before}"
+    subprocess.run(["git", "worktree", "prune"], cwd=REPO, check=True)
+    subprocess.run(
+        ["git", "worktree", "add", "--detach", str(worktree), before], cwd=REPO, check=True,
+        capture_output=True,
+    )  # fmt: skip
+    try:
+        landing = WORK / "landing"
+        spec = OrdersSpec(files=args.files, events_per_file=args.events, keys=10 * args.events)
+        land_files(generate_orders(spec).files, landing)
+        load_before = load_average()
+        runs = []
+        for number in range(1, args.rounds + 1):
+            for code in ("before", "after"):
+                runs.append(run_once(code, number, landing, worktree))
+        load_after = load_average()
+        figures = read_figures(runs, args.skip)
+    finally:
+        subprocess.run(["git", "worktree", "remove", "--force", str(worktree)], cwd=REPO)
+    RESULTS.write_text(report(runs, figures, args, before, after_label, load_before, load_after))
+    print(RESULTS.read_text())
+
+
+def run_once(code: str, number: int, landing: Path, worktree: Path) -> Run:
+    project = orders_project(WORK / f"{code}-{number}", landing, None)
+    env = dict(os.environ)
+    env.setdefault("RUNNER_JARS_DIR", str(REPO / ".cache" / "jars"))  # the worktree has none
+    if code == "before":
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(worktree), env.get("PYTHONPATH")]))
+    started = time.monotonic()
+    subprocess.run(
+        runner_command(project, ORDERS_MODEL), env=env, check=True, stdout=subprocess.DEVNULL
+    )
+    wall = time.monotonic() - started
+    print(f"==> {code} round {number}: {wall:.1f} s", flush=True)
+    return Run(code, number, project, wall)
+
+
+def read_figures(runs: list[Run], skip: int) -> dict[tuple[str, int], Figures]:
+    from runner.project import load
+    from runner.spark.batch.eventlog import read_history
+    from runner.spark.session.builder import build_session
+
+    spark = build_session(load(runs[0].project).target, "before-after-readback")
+    found = {}
+    for run in runs:
+        rows = read_history(spark, load(run.project).target, ORDERS_MODEL, 100_000)
+        rows = sorted(rows, key=lambda r: r["batch_id"])
+        starts = [r["started_at"].timestamp() for r in rows]
+        cycles = [b - a for a, b in zip(starts, starts[1:], strict=False)][skip:]
+        kept = rows[skip:]
+        found[(run.code, run.round)] = Figures(
+            batch=statistics.median(r["seconds"] for r in kept),
+            cycle=statistics.median(cycles),
+            merge=statistics.median(
+                sum(s["seconds"] for s in r["statements"] if s["keyword"] == "MERGE") for r in kept
+            ),
+            source=statistics.median(
+                next((p["seconds"] for p in r["phases"] if p["phase"] == "source"), 0.0)
+                for r in kept
+            ),
+            batches=len(rows),
+        )
+    spark.stop()
+    return found
+
+
+def report(
+    runs: list[Run],
+    figures: dict[tuple[str, int], Figures],
+    args: argparse.Namespace,
+    before: str,
+    after: str,
+    load_before: str,
+    load_after: str,
+) -> str:
+    when = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    rows = []
+    for run in runs:
+        f = figures[(run.code, run.round)]
+        rows.append(
+            f"| {run.code} | {run.round} | {f.batch:.2f} | {f.cycle:.2f} | {f.merge:.2f} "
+            f"| {f.source:.2f} | {run.wall:.1f} |"
+        )
+    summary = []
+    for code in ("before", "after"):
+        mine = [figures[(r.code, r.round)] for r in runs if r.code == code]
+        walls = [r.wall for r in runs if r.code == code]
+        summary.append(
+            f"| **{code}** (median of {len(mine)}) "
+            f"| {statistics.median(f.batch for f in mine):.2f} "
+            f"| {statistics.median(f.cycle for f in mine):.2f} "
+            f"| {statistics.median(f.merge for f in mine):.2f} "
+            f"| {statistics.median(f.source for f in mine):.2f} "
+            f"| {statistics.median(walls):.1f} |"
+        )
+    return (
+        "# The runner before and after a change, on the same input\n\n"
+        f"`.venv/bin/python bench/runner_before_after.py --before {args.before} --change "
+        f'"{args.change}" --files {args.files} --events {args.events} --rounds {args.rounds} '
+        f"--skip {args.skip} --name {args.name}`, {when}, {os.cpu_count()} CPUs. Load average "
+        f"(1/5/15 min) before {load_before}, after {load_after}.\n\n"
+        f"**Change:** {args.change}. *before* is commit {before}, *after* is {after}. Each run "
+        f"is `runner run` of the upsert bench's orders model over the same {args.files} files of "
+        f"{args.events:,} seeded order events (one batch each, no maintenance), in a fresh "
+        "project and its own JVM; the codes take turns. Medians over batches "
+        f"{args.skip} onward, from each run's event log, in seconds: *batch* is the event "
+        "log's `seconds` (up to the event-log write), *start to start* from one batch's start "
+        "to the next one's (the batch, its event-log write, Spark's commit, the next trigger), "
+        "*MERGE* the statement, *source* the source phase; *wall* is the whole process.\n\n"
+        "| code | round | batch | start to start | MERGE | source | wall |\n"
+        "|---|---|---|---|---|---|---|\n" + "\n".join(rows) + "\n" + "\n".join(summary) + "\n"
+    )
+
+
+if __name__ == "__main__":
+    main()
