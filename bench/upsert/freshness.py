@@ -65,6 +65,23 @@ def batch_planned(checkpoint: Path) -> dict[int, float]:
     }
 
 
+class PlannedBatches:
+    """``batch_planned``, remembered across reads. Spark keeps only the newest offsets files of
+    a checkpoint (``spark.sql.streaming.minBatchesToRetain``, 100 by default) and deletes older
+    ones as the stream goes on, so the first batches of a longer stream (goal 3 at full size
+    makes about 200) are gone by its end. Read while the stream runs (the bench polls every
+    second, and a file is deleted only 100 batches after it was written), every batch's time
+    is kept."""
+
+    def __init__(self, checkpoint: Path) -> None:
+        self.checkpoint = checkpoint
+        self._seen: dict[int, float] = {}
+
+    def __call__(self) -> dict[int, float]:
+        self._seen.update(batch_planned(self.checkpoint))
+        return dict(self._seen)
+
+
 def merge_commits(table: Path) -> list[float]:
     """When each MERGE commit of the Delta table at ``table`` became visible (its JSON file's
     modification time, epoch seconds), oldest first."""
@@ -108,10 +125,17 @@ class Latencies:
         return percentile(list(self.seconds.values()), 0.95)
 
 
-def latencies(landed: dict[str, float], checkpoint: Path, table: Path) -> Latencies:
-    """For each landed file (name -> epoch seconds it landed), the seconds to visibility."""
+def latencies(
+    landed: dict[str, float],
+    checkpoint: Path,
+    table: Path,
+    planned: PlannedBatches | None = None,
+) -> Latencies:
+    """For each landed file (name -> epoch seconds it landed), the seconds to visibility.
+    ``planned``: the batches' times as remembered while the stream ran (else read now)."""
     batch_of = files_by_batch(checkpoint)
-    visible = visible_at(batch_planned(checkpoint), merge_commits(table))
+    times = planned() if planned is not None else batch_planned(checkpoint)
+    visible = visible_at(times, merge_commits(table))
     seconds, missing = {}, []
     batches: dict[int, list[str]] = {}
     for name, at in sorted(landed.items()):
@@ -147,8 +171,13 @@ class Lander:
         self.staging.mkdir(parents=True, exist_ok=True)
         self._thread.start()
 
-    def join(self) -> None:
-        self._thread.join()
+    def join(self, timeout: float | None = None) -> None:
+        self._thread.join(timeout)
+
+    @property
+    def landing_files(self) -> bool:
+        """Whether files are still to land."""
+        return self._thread.is_alive()
 
     def _land(self) -> None:
         began = time.monotonic()

@@ -29,7 +29,7 @@ from bench.upsert.events import (
     generate_orders,
     write_expected,
 )
-from bench.upsert.freshness import Lander, Latencies, latencies
+from bench.upsert.freshness import Lander, Latencies, PlannedBatches, latencies
 from bench.upsert.plan import FRESHNESS_TRIGGER, FRESHNESS_VARIANTS, BenchSize
 from bench.upsert.processes import StepRun, Steps, say
 from bench.upsert.projects import (
@@ -122,8 +122,11 @@ def stream_while_landing(
         except BaseException as error:  # re-raised in the bench's thread below
             outcome["error"] = error
 
+    planned = PlannedBatches(checkpoint)  # read at every poll: Spark deletes old offsets
+
     def all_visible(lander: Lander) -> bool:
-        return not latencies(lander.landed, checkpoint, table).missing or "error" in outcome
+        found = latencies(lander.landed, checkpoint, table, planned)
+        return not found.missing or "error" in outcome
 
     def warmed_up(lander: Lander) -> bool:
         """The warm-up file's batch is done, not only its MERGE: after the MERGE come the
@@ -151,7 +154,9 @@ def stream_while_landing(
                 break
             say(f"==> {label}: landing {len(lander.files)} file(s), one a second")
             lander.start()
-            lander.join()
+            while lander.landing_files:
+                planned()  # every batch's time, before Spark deletes its offsets file
+                lander.join(timeout=1.0)
             wait_for(partial(done, lander), seconds, f"the landed files' rows in {table}")
     finally:
         if children and children[0].poll() is None:
@@ -159,7 +164,7 @@ def stream_while_landing(
         thread.join()
     if "error" in outcome:
         raise outcome["error"]
-    found = latencies(warm_up.landed | timed.landed, checkpoint, table)
+    found = latencies(warm_up.landed | timed.landed, checkpoint, table, planned)
     return outcome["step"], found, frozenset(timed.landed)
 
 

@@ -10,7 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from bench.upsert.freshness import latencies, percentile, visible_at
+from bench.upsert.freshness import (
+    PlannedBatches,
+    batch_planned,
+    latencies,
+    percentile,
+    visible_at,
+)
 
 
 def test_percentile_is_the_nearest_rank() -> None:
@@ -63,3 +69,16 @@ def test_latencies_join_landing_batch_and_merge_commit(tmp_path: Path) -> None:
     assert found.batches == {0: ("00000.json",), 1: ("00001.json",)}
     write(log / f"{4:020d}.json", commit("MERGE"), 1_006.0)
     assert latencies(landed, checkpoint, table).seconds["00002.json"] == 4.0
+
+
+def test_planned_batches_keep_the_times_of_offsets_spark_deleted(tmp_path: Path) -> None:
+    checkpoint = tmp_path / "checkpoint"
+    for batch, at in ((0, 1_000.0), (1, 1_002.0)):
+        write(checkpoint / "offsets" / str(batch), "v1", at)
+    planned = PlannedBatches(checkpoint)
+    assert planned() == {0: 1_000.0, 1: 1_002.0}
+    # Spark keeps the newest minBatchesToRetain offsets files: batch 0's goes as batch 2 comes
+    (checkpoint / "offsets" / "0").unlink()
+    write(checkpoint / "offsets" / "2", "v1", 1_004.0)
+    assert planned() == {0: 1_000.0, 1: 1_002.0, 2: 1_004.0}
+    assert batch_planned(checkpoint) == {1: 1_002.0, 2: 1_004.0}  # what a late read finds
