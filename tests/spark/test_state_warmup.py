@@ -21,10 +21,16 @@ STATE = "Compute snapshot"
 MERGE_STEP = "MERGE operation"  # Delta's own jobs inside a MERGE: "MERGE operation - ..."
 
 
-def executions_since(spark: SparkSession, first: int) -> list[tuple[int, int, str]]:
-    """(execution id, root execution id, description) of the SQL executions from ``first`` on."""
+# Spark's status store keeps the newest spark.sql.ui.retainedExecutions (1,000) executions and
+# drops older ones, so in a long suite its count stops growing: executions are told apart by
+# their ids, among the newest WINDOW, which holds all that one test runs.
+WINDOW = 500
+
+
+def newest_executions(spark: SparkSession) -> list[tuple[int, int, str]]:
+    """(execution id, root execution id, description) of the newest WINDOW SQL executions."""
     store = spark._jsparkSession.sharedState().statusStore()
-    listed = store.executionsList(first, 100_000)
+    listed = store.executionsList(max(0, store.executionsCount() - WINDOW), WINDOW)
     found = []
     for i in range(listed.size()):
         execution = listed.apply(i)
@@ -47,9 +53,12 @@ def merges_computing_state(executions: list[tuple[int, int, str]]) -> tuple[int,
 
 
 def during(spark: SparkSession, action: Callable[[], Any]) -> list[tuple[int, int, str]]:
-    first = spark._jsparkSession.sharedState().statusStore().executionsCount()
+    """The SQL executions ``action`` ran."""
+    before = max((execution for execution, _, _ in newest_executions(spark)), default=-1)
     action()
-    return executions_since(spark, first)
+    # the store is filled by a listener, asynchronously: let it catch up with the action
+    spark.sparkContext._jsc.sc().listenerBus().waitUntilEmpty()
+    return [found for found in newest_executions(spark) if found[0] > before]
 
 
 def test_a_merge_after_the_warm_up_does_not_compute_the_state(spark: SparkSession, tmp_path):
