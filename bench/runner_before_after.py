@@ -37,7 +37,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from bench.upsert.events import OrdersSpec, generate_orders, land_files  # noqa: E402
-from bench.upsert.processes import load_average  # noqa: E402
+from bench.upsert.processes import commit, load_average  # noqa: E402
 from bench.upsert.projects import ORDERS_MODEL, orders_project, runner_command  # noqa: E402
 
 RESULTS = REPO / "bench" / "results"
@@ -78,15 +78,7 @@ def main() -> None:
         ["git", "rev-parse", "--short", args.before], cwd=REPO, text=True, capture_output=True,
         check=True,
     ).stdout.strip()  # fmt: skip
-    after = subprocess.run(
-        ["git", "rev-parse", "--short", "HEAD"], cwd=REPO, text=True, capture_output=True,
-        check=True,
-    ).stdout.strip()  # fmt: skip
-    dirty = subprocess.run(
-        ["git", "status", "--porcelain", "--untracked-files=no"], cwd=REPO, text=True,
-        capture_output=True, check=True,
-    ).stdout.strip()  # fmt: skip
-    after_label = f"{after} with uncommitted changes" if dirty else after
+    after = commit()
 
     shutil.rmtree(WORK, ignore_errors=True)
     worktree = WORK / f"code-{before}"
@@ -108,7 +100,7 @@ def main() -> None:
         figures = read_figures(runs, args.skip)
     finally:
         subprocess.run(["git", "worktree", "remove", "--force", str(worktree)], cwd=REPO)
-    RESULTS.write_text(report(runs, figures, args, before, after_label, load_before, load_after))
+    RESULTS.write_text(report(runs, figures, args, before, after, load_before, load_after))
     print(RESULTS.read_text())
 
 

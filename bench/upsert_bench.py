@@ -21,7 +21,6 @@ import json
 import os
 import shlex
 import shutil
-import subprocess
 import sys
 import time
 from dataclasses import dataclass
@@ -50,7 +49,7 @@ from bench.upsert.plan import (  # noqa: E402
     Layout,
     curve_files,
 )
-from bench.upsert.processes import StepRun, Steps, load_average, say  # noqa: E402
+from bench.upsert.processes import StepRun, Steps, commit, load_average, say  # noqa: E402
 from bench.upsert.projects import (  # noqa: E402
     CURVE_MODEL,
     CURVE_TABLE,
@@ -268,16 +267,6 @@ def child_env() -> dict[str, str]:
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
     env["PYTHONUNBUFFERED"] = "1"
     return env
-
-
-def commit() -> str:
-    def git(*args: str) -> str:
-        return subprocess.run(
-            ["git", *args], cwd=REPO, capture_output=True, text=True, check=False
-        ).stdout.strip()
-
-    head = git("rev-parse", "--short", "HEAD") or "unknown"
-    return head + ("+changes" if git("status", "--porcelain", "--untracked-files=no") else "")
 
 
 def output_paths(size: BenchSize, goals: frozenset[int]) -> tuple[Path, Path]:

@@ -19,6 +19,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+REPO = Path(__file__).resolve().parents[2]
+
 PAGE_SIZE = os.sysconf("SC_PAGE_SIZE")
 SAMPLE_SECONDS = 0.25
 
@@ -151,6 +153,18 @@ def run_step(
     if code != 0:
         raise StepFailed(f"{label} exited with {code} after {wall:.0f}s; its output: {log}")
     return StepRun(started_at, wall, peak, log)
+
+
+def commit() -> str:
+    """The checkout's commit, short, with "+changes" when tracked files differ from it."""
+
+    def git(*args: str) -> str:
+        return subprocess.run(
+            ["git", *args], cwd=REPO, capture_output=True, text=True, check=False
+        ).stdout.strip()
+
+    head = git("rev-parse", "--short", "HEAD") or "unknown"
+    return head + ("+changes" if git("status", "--porcelain", "--untracked-files=no") else "")
 
 
 def load_average() -> str:

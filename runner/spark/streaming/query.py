@@ -188,9 +188,15 @@ def start_model(
         newest = newest_offset(checkpoint)
         replay_bound = -1 if newest is None else newest
     executor = BatchExecutor(
-        project, model, checkpoint, callbacks.on_batch, callbacks.on_statement, replay_bound
+        project,
+        model,
+        checkpoint,
+        callbacks.on_batch,
+        callbacks.on_statement,
+        replay_bound,
+        warm_state=project.target.kind != "connect",  # over Connect it runs no batch
     )
-    if executor.warmer is not None and project.target.kind != "connect":
+    if executor.warmer is not None:
         # the state of the target's version the first MERGE starts from, while the query starts
         executor.warmer.warm(spark, project.target.table_location(model.target_table))
     function: Callable[[DataFrame, int], None] = executor
