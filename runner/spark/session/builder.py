@@ -19,7 +19,6 @@ from runner.error_text import first_line
 from runner.errors import ConfigError, SetupError
 from runner.processes import with_extra_jvm_options
 from runner.s3_files import target_s3_settings
-from runner.spark.session.connect_watch import ServerWatch, watch_client, watch_of
 from runner.spark.session.hadoop_files import attach_session_files
 from runner.spark.session.jars import (
     POSTGRESQL_JDBC,
@@ -151,6 +150,8 @@ def connect_session(target: TargetSpec, stop: threading.Event | None = None) -> 
     The first call runs here under a deadline so that a port that is open but no Connect
     server fails in seconds; later calls retry an unanswered server for the target's
     ``connect_retry_seconds``, and not at all once ``stop`` is set (``ServerWatch``)."""
+    from runner.spark.session.connect_watch import ServerWatch, watch_client
+
     address, remote = target.address, target.remote
     assert remote is not None and address is not None
     outcome: dict[str, object] = {}
@@ -199,6 +200,8 @@ def release_connect_session(spark: SparkSession) -> None:
     Through the client, not ``stop()``: a session from ``cloneSession()`` lacks attributes
     that ``stop()`` reads (pyspark 4.2), so its channel would stay open until the garbage
     collector closes it at exit, where gRPC's close can hang."""
+    from runner.spark.session.connect_watch import watch_of
+
     client = spark.client
     if client.is_closed:
         return

@@ -15,6 +15,9 @@ the runner opens (the root session and each model's cloned session, see ``watch_
 
 Which errors are retried is pyspark's choice (server unavailable, a preempted cursor, a server
 asking for a delay): ``can_retry`` asks the default policy first.
+
+This module imports pyspark's Connect client (pandas, gRPC: ~0.4 s): the runner imports it
+inside the functions that hold a Connect session, never at a module's top (``kind.py``).
 """
 
 from __future__ import annotations

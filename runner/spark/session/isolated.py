@@ -7,20 +7,24 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import TYPE_CHECKING, cast
 
 from pyspark.sql import SparkSession
+
+from runner.spark.session.kind import driver_in_process
+
+if TYPE_CHECKING:
+    from pyspark.sql.connect.session import SparkSession as ConnectSession
 
 
 @contextmanager
 def isolated_session(spark: SparkSession) -> Iterator[SparkSession]:
     """A session like ``spark`` (same settings, same catalog) whose temporary views and settings
     are its own; released when the block ends."""
-    from pyspark.sql.connect.session import SparkSession as ConnectSession
-
-    if isinstance(spark, ConnectSession):
-        clone = spark.cloneSession()
+    if not driver_in_process(spark):  # Spark Connect
+        clone = cast("ConnectSession", spark).cloneSession()
         try:
-            yield clone
+            yield cast(SparkSession, clone)  # the runner types both kinds so
         finally:
             clone.client.release_session()
             clone.client.close()

@@ -9,7 +9,6 @@ from pyspark.sql import SparkSession
 
 from runner.project import Project
 from runner.spark.session.builder import build_session
-from runner.spark.session.connect_watch import server_gone, watch_of
 from runner.spark.session.jars import pyspark_version
 from runner.spark.session.local_server import server_choice
 from runner.spark.sources.kafka import connector_coordinates
@@ -118,6 +117,8 @@ def stream_models(
             start(model)
         return wait_for_all(running, stop)
     except Exception as exc:  # over Connect: the server went away under the queries
+        from runner.spark.session.connect_watch import server_gone, watch_of
+
         gone = server_gone(watch_of(spark), project.target.name, exc)
         if gone is not None:
             raise gone from None

@@ -23,7 +23,6 @@ from runner.spark.batch.run import BatchExecutor
 from runner.spark.delta.statements import StatementResult
 from runner.spark.delta.targets import ensure_target
 from runner.spark.session.builder import release_connect_session
-from runner.spark.session.connect_watch import watch_of
 from runner.spark.sources.streams import read_stream, trigger_kwargs
 from runner.spark.streaming.remote_batches import (
     EventLogProgress,
@@ -128,6 +127,8 @@ class RunningModel:
         of the error that says the server went away)."""
         if self.own_session is None:
             return
+        from runner.spark.session.connect_watch import watch_of
+
         watch = watch_of(self.own_session)
         if (watch is not None and (watch.outage or watch.gave_up)) or not self.query.isActive:
             release_connect_session(self.own_session)

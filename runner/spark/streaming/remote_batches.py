@@ -36,7 +36,6 @@ from runner.spark.batch.report import BatchReport
 from runner.spark.batch.run import BatchExecutor
 from runner.spark.delta.statements import StatementResult
 from runner.spark.delta.targets import delta_table_exists
-from runner.spark.session.connect_watch import watch_client, watch_of
 from runner.specs.target import TargetSpec
 from runner.storage import Location
 
@@ -47,6 +46,8 @@ def query_session(spark: SparkSession, target: TargetSpec) -> SparkSession:
     a child session per query there)."""
     if target.kind != "connect":
         return spark
+    from runner.spark.session.connect_watch import watch_client, watch_of
+
     clone: SparkSession = spark.cloneSession()  # type: ignore[attr-defined]  # Connect's
     watch = watch_of(spark)
     if watch is not None:  # the clone's client starts with pyspark's own retry policy
