@@ -11,12 +11,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 if [ -z "${BENCH_PYTHON:-}" ]; then
-  bash scripts/bootstrap.sh
+  bash scripts/bootstrap.sh bench  # the runner's set-up, and the `bench` extra (matplotlib)
   BENCH_PYTHON=.venv/bin/python
-  if ! "$BENCH_PYTHON" -c "import matplotlib" 2>/dev/null; then
-    echo "==> installing the bench extra (matplotlib) into .venv"
-    "$BENCH_PYTHON" -m pip install --quiet -e ".[test,bench]"
-  fi
 fi
 
 export BENCH_COMMAND="bash bench/upsert.sh $*"

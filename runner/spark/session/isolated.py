@@ -24,7 +24,7 @@ def isolated_session(spark: SparkSession) -> Iterator[SparkSession]:
     if not driver_in_process(spark):  # Spark Connect
         clone = cast("ConnectSession", spark).cloneSession()
         try:
-            yield cast(SparkSession, clone)  # the runner types both kinds so
+            yield cast(SparkSession, clone)  # the runner types both kinds as SparkSession
         finally:
             clone.client.release_session()
             clone.client.close()
