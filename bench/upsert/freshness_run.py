@@ -1,7 +1,8 @@
 """Goal 3, freshness: `runner stream` and the recipe on the runner's settings streaming too (the
-same processing-time trigger, every new file each batch, OPTIMIZE every N batches in both), one
-after the other, each while files land one a second (bench/upsert/freshness.py says how a
-file's landing and its rows' visibility are observed).
+same processing-time trigger, every new file each batch, OPTIMIZE every N batches in both), then
+`runner stream` once more without OPTIMIZE, one after the other, each while files land one a
+second (bench/upsert/freshness.py says how a file's landing and its rows' visibility are
+observed).
 
 Each stream starts first; files land once its query has written its checkpoint's metadata;
 after the last file, the bench waits until every landed file's rows are visible, then stops the
@@ -30,7 +31,7 @@ from bench.upsert.events import (
     write_expected,
 )
 from bench.upsert.freshness import Lander, Latencies, PlannedBatches, latencies
-from bench.upsert.plan import FRESHNESS_TRIGGER, FRESHNESS_VARIANTS, BenchSize
+from bench.upsert.plan import FRESHNESS_TRIGGER, FRESHNESS_VARIANTS, NO_OPTIMIZE, BenchSize
 from bench.upsert.processes import StepRun, Steps, say
 from bench.upsert.projects import (
     ORDERS_MODEL,
@@ -73,10 +74,11 @@ def run_freshness(steps: Steps, size: BenchSize) -> list[FreshnessRun]:
         work = steps.work / "freshness" / variant
         landing = work / "landing"
         landing.mkdir(parents=True)  # the stream's source: it must exist when the query starts
+        optimize_every = None if variant == NO_OPTIMIZE else size.optimize_every
         project = orders_project(
-            work / "project", landing, size.optimize_every, trigger=FRESHNESS_TRIGGER
+            work / "project", landing, optimize_every, trigger=FRESHNESS_TRIGGER
         )
-        if variant == "runner":
+        if variant.startswith("runner"):
             command = runner_command(project, ORDERS_MODEL, "stream")
             checkpoint = project / "checkpoints" / ORDERS_MODEL
         else:

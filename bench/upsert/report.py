@@ -11,6 +11,7 @@ from bench.upsert.plan import (
     FRESHNESS_TRIGGER,
     LAYOUTS,
     MAINTENANCE,
+    NO_OPTIMIZE,
     OPTIMIZED_COPY,
     RECIPES,
     SCAN_REPEATS,
@@ -165,7 +166,8 @@ def freshness_table(results: BenchResults) -> list[str]:
         "landed (renamed into the landing directory) while the stream runs: `runner stream` "
         "and the recipe on the runner's settings streaming too, one after the other, both on a "
         f"{FRESHNESS_TRIGGER} processing-time trigger reading every new file each batch, "
-        f"OPTIMIZE every {results.size.optimize_every} batches. Visible: the modification time "
+        f"OPTIMIZE every {results.size.optimize_every} batches; then `runner stream` once more "
+        f"without OPTIMIZE ({NO_OPTIMIZE}). Visible: the modification time "
         "of the target's MERGE commit file (`_delta_log/N.json`) of the batch that read the "
         "file (the stream checkpoint's file-source log and offsets name it). Checked: each "
         "target holds the rows expected from the files in the batches the stream made.",

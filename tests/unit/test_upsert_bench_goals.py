@@ -8,7 +8,7 @@ from dataclasses import replace
 from datetime import UTC, datetime
 
 from bench.upsert.events import InputSummary
-from bench.upsert.plan import LAYOUTS, OPTIMIZED_COPY, RECOMMENDED_LAYOUT, SIZES
+from bench.upsert.plan import LAYOUTS, NO_OPTIMIZE, OPTIMIZED_COPY, RECOMMENDED_LAYOUT, SIZES
 from bench.upsert.report import markdown
 from bench.upsert.results import (
     Batch,
@@ -69,7 +69,7 @@ def test_goal_1_is_judged_against_the_tuned_recipe_and_goal_5_against_the_seeds_
 def test_goals_the_bench_does_not_run_yet_say_so() -> None:
     goals = results({}).goals()
     unmeasured = [g.text[:2] for g in goals if g.verdict == "not measured"]
-    assert unmeasured == ["2.", "3.", "4."] + ["5."] * len(LAYOUTS)  # no curve in this run
+    assert unmeasured == ["2.", "3.", "3.", "4."] + ["5."] * len(LAYOUTS)  # no curve in this run
     assert all(g.shown == "-" for g in goals if g.verdict == "not measured")
 
 
@@ -118,7 +118,7 @@ def test_goal_3_compares_the_p95s_and_goal_4_the_runners_default_with_the_copy()
         name: FreshnessResult(
             name, 700.0, 1 << 30, tuple(float(s) * k for s in range(1, 21)), 20, 9
         )
-        for name, k in (("runner", 1.0), ("recipe-tuned", 2.0))
+        for name, k in (("runner", 1.0), ("recipe-tuned", 2.0), (NO_OPTIMIZE, 0.8))
     }
     scans = {
         name: SmallFilesResult(name, files, seconds)
@@ -132,6 +132,9 @@ def test_goal_3_compares_the_p95s_and_goal_4_the_runners_default_with_the_copy()
     p95 = goals["3. p95 file landed to rows visible, runner / recipe-tuned"]
     assert (p95.measured, p95.verdict) == (0.5, "met")
     assert goals["3. p50 file landed to rows visible, runner (s)"].measured == 10.0
+    pushed = [g for text, g in goals.items() if "must not push p95 up" in text]
+    assert [(g.measured, g.verdict) for g in pushed] == [(1.25, "not met")]
+    assert "runner with OPTIMIZE every" in next(t for t in goals if "must not push" in t)
     default = [g for text, g in goals.items() if "(the runner's default)" in text]
     assert [(g.measured, g.limit, g.verdict) for g in default] == [(1.3, 1.2, "not met")]
     other = [g for text, g in goals.items() if "optimize-every maintenance" in text]
