@@ -46,7 +46,11 @@ def files_by_batch(checkpoint: Path) -> dict[str, int]:
     for entry in log.iterdir():
         if entry.name.startswith(".") or entry.name.endswith(".tmp"):
             continue
-        for line in entry.read_text().splitlines()[1:]:  # the first line is the version, v1
+        try:
+            text = entry.read_text()
+        except FileNotFoundError:  # deleted since the listing: a .compact file holds its entries
+            continue
+        for line in text.splitlines()[1:]:  # the first line is the version, v1
             if line.strip():
                 item = json.loads(line)
                 found[item["path"].rsplit("/", 1)[-1]] = int(item["batchId"])
@@ -58,11 +62,15 @@ def batch_planned(checkpoint: Path) -> dict[int, float]:
     offsets = checkpoint / "offsets"
     if not offsets.is_dir():
         return {}
-    return {
-        int(entry.name): entry.stat().st_mtime
-        for entry in offsets.iterdir()
-        if entry.name.isdigit()
-    }
+    found = {}
+    for entry in offsets.iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            found[int(entry.name)] = entry.stat().st_mtime
+        except FileNotFoundError:  # Spark deleted it since the listing (it keeps the newest 100)
+            continue
+    return found
 
 
 class PlannedBatches:

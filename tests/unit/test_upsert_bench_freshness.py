@@ -13,6 +13,7 @@ import pytest
 from bench.upsert.freshness import (
     PlannedBatches,
     batch_planned,
+    files_by_batch,
     latencies,
     percentile,
     visible_at,
@@ -82,3 +83,16 @@ def test_planned_batches_keep_the_times_of_offsets_spark_deleted(tmp_path: Path)
     write(checkpoint / "offsets" / "2", "v1", 1_004.0)
     assert planned() == {0: 1_000.0, 1: 1_002.0, 2: 1_004.0}
     assert batch_planned(checkpoint) == {1: 1_002.0, 2: 1_004.0}  # what a late read finds
+
+
+def test_a_checkpoint_file_deleted_between_listing_and_reading_is_skipped(tmp_path: Path) -> None:
+    """Spark deletes old offsets files and compacted source-log files while the bench reads the
+    checkpoint: a file listed, then gone, is left out (a dangling link is listed and gone)."""
+    checkpoint = tmp_path / "checkpoint"
+    write(checkpoint / "offsets" / "1", "v1", 1_002.0)
+    (checkpoint / "offsets" / "0").symlink_to(tmp_path / "deleted")
+    assert batch_planned(checkpoint) == {1: 1_002.0}
+    source = checkpoint / "sources" / "0"
+    write(source / "1", 'v1\n{"path":"file:///landing/00001.json","batchId":1}', 1_002.0)
+    (source / "0").symlink_to(tmp_path / "deleted")
+    assert files_by_batch(checkpoint) == {"00001.json": 1}
