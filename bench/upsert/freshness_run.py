@@ -78,7 +78,7 @@ def run_freshness(steps: Steps, size: BenchSize) -> list[FreshnessRun]:
         project = orders_project(
             work / "project", landing, optimize_every, trigger=FRESHNESS_TRIGGER
         )
-        if variant.startswith("runner"):
+        if variant in ("runner", NO_OPTIMIZE):
             command = runner_command(project, ORDERS_MODEL, "stream")
             checkpoint = project / "checkpoints" / ORDERS_MODEL
         else:
