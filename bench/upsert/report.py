@@ -269,8 +269,9 @@ def runner_breakdown(runner: VariantResult) -> list[str]:
         "## Where the runner's batch time goes",
         "",
         "From the event log: each statement's seconds (median over the batches that ran it), "
-        "the rest of the batch, and the time between batches (the event log's own Delta "
-        "commits date each batch's row). Medians of parts need not add up to the whole.",
+        "the rest of the batch, and the time between batches (each row says when it was "
+        "handed to the file it waits in; rows appended in their batch are dated by the event "
+        "log's own Delta commits). Medians of parts need not add up to the whole.",
         "",
         "| part | median (s) |",
         "|---|---|",
@@ -286,7 +287,8 @@ def runner_breakdown(runner: VariantResult) -> list[str]:
     if between is not None:
         lines += [
             f"| from the batch's end to the next batch's start | {between['gap']:.2f} |",
-            "| ... of which the event-log write (to the Delta commit of the batch's row) "
+            "| ... of which the event-log write (its row to its file, or to its own Delta "
+            "commit) "
             f"| {between['event_log_write']:.2f} |",
             "| ... and then the checkpoint's commit, the next trigger's file listing and "
             f"planning | {between['rest']:.2f} |",

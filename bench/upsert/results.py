@@ -44,6 +44,9 @@ class Batch:
     seconds: float
     statements: tuple[tuple[str, float], ...] = ()  # the runner's: (keyword, seconds)
     phases: Mapping[str, float] = field(default_factory=dict)  # per-phase timings, when logged
+    # the runner's, epoch seconds: when its event-log row was handed to the file it waits in
+    # (a stream's since 2026-11-29); None for a row appended in its batch
+    logged: float | None = None
 
 
 @dataclass(frozen=True)
@@ -68,13 +71,20 @@ class VariantResult:
 
     def between_batches(self) -> dict[str, float] | None:
         """The runner's time after a batch's statements, median over batches: the event-log
-        write (to that row's Delta commit), then the rest until the next batch starts (the
-        checkpoint's commit, the next trigger's file listing and planning). None without one
-        event-log commit per batch."""
-        if len(self.event_log_commits) != len(self.batches) or len(self.batches) < 2:
+        write (until the row was handed to its file, or its own Delta commit), then the rest
+        until the next batch starts (the checkpoint's commit, the next trigger's file listing
+        and planning). None without that moment for every batch."""
+        logged = [b.logged for b in self.batches]
+        if all(moment is not None for moment in logged):
+            durable = [float(moment) for moment in logged if moment is not None]
+        elif len(self.event_log_commits) == len(self.batches):  # one append per batch
+            durable = list(self.event_log_commits)
+        else:
+            return None
+        if len(self.batches) < 2:
             return None
         gaps, writes, rests = [], [], []
-        pairs = list(zip(self.batches, self.event_log_commits, strict=True))
+        pairs = list(zip(self.batches, durable, strict=True))
         for (batch, committed), (following, _) in zip(pairs, pairs[1:], strict=False):
             ended = batch.started + batch.seconds
             gaps.append(following.started - ended)
@@ -363,13 +373,19 @@ def runner_batches(event_log: Sequence[Mapping[str, Any]]) -> tuple[Batch, ...]:
     return tuple(
         Batch(
             batch_id=int(row["batch_id"]),
-            started=datetime.fromisoformat(row["started_at"]).replace(tzinfo=UTC).timestamp(),
+            started=_epoch(row["started_at"]),
             seconds=float(row["seconds"]),
             statements=tuple((s["keyword"], float(s["seconds"])) for s in row["statements"]),
             phases=phase_timings(row),
+            logged=_epoch(row["logged_at"]) if row.get("logged_at") else None,
         )
         for row in sorted(event_log, key=lambda r: r["batch_id"])
     )
+
+
+def _epoch(naive_utc: str) -> float:
+    """Epoch seconds of a timestamp of the event log (ISO text, UTC without a zone)."""
+    return datetime.fromisoformat(naive_utc).replace(tzinfo=UTC).timestamp()
 
 
 def phase_timings(row: Mapping[str, Any]) -> dict[str, float]:

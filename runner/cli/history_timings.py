@@ -29,8 +29,9 @@ source: read, parse, quarantine, persist; expect: expectations; drift: schema_dr
 exec, scan, rewrite, mat: Delta's own times of the statement on their left, from its commit
   (exec: its whole execution; mat: materializing the MERGE source)
 other: the rest of total (progress output, replay look-ups)
-event log: its Delta commit minus the batch's end; checkpoint: Spark's commit of the batch
-  minus that; –: not known (an older row, a log or checkpoint not on this machine)"""
+event log: the batch's end to its row being durable (handed to the file a stream's row waits
+  in, or its own Delta commit); checkpoint: Spark's commit of the batch minus that
+  –: not known (an older row, a log or checkpoint not on this machine)"""
 
 
 def timings_json(model: str, batches: list[BatchTimings], median: BatchTimings) -> str:

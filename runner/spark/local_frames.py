@@ -53,11 +53,36 @@ def local_frame(
 ) -> DataFrame:
     """``rows`` (tuples or Rows in ``schema``'s order, or mappings by field name) as a
     DataFrame of ``schema`` (a StructType, or its columns in DDL: ``"id BIGINT, name STRING"``)."""
-    if isinstance(schema, str):
-        schema = cast(StructType, _parse_datatype_string(schema))  # as the sources parse theirs
-    text = json.dumps([_json_value(row, schema) for row in rows], allow_nan=True)
+    schema = _struct(schema)
+    text = json.dumps([json_row(row, schema) for row in rows], allow_nan=True)
     if len(text) > LITERAL_LIMIT:
         return session.createDataFrame(list(rows), schema)
+    return _parsed(session, text, schema)
+
+
+def json_rows_frame(
+    session: SparkSession, rows: Sequence[Mapping[str, Any]], schema: StructType | str
+) -> DataFrame:
+    """Rows already in the JSON form ``json_row`` gives (read back from a file) as a DataFrame
+    of ``schema``: always one literal, for the few rows a caller keeps that way."""
+    return _parsed(session, json.dumps(list(rows), allow_nan=True), _struct(schema))
+
+
+def json_row(row: Sequence[Any] | Mapping[str, Any], schema: StructType | str) -> dict[str, Any]:
+    """``row`` (as ``local_frame`` takes it) as the JSON object ``from_json`` reads back as
+    ``schema``: what can be kept in a file and given to ``json_rows_frame`` later."""
+    value = _json_value(row, _struct(schema))
+    assert isinstance(value, dict)
+    return value
+
+
+def _struct(schema: StructType | str) -> StructType:
+    if isinstance(schema, str):
+        return cast(StructType, _parse_datatype_string(schema))  # as the sources parse theirs
+    return schema
+
+
+def _parsed(session: SparkSession, text: str, schema: StructType) -> DataFrame:
     parsed = F.from_json(F.lit(text), ArrayType(schema, containsNull=False))
     return session.range(1).select(F.inline(parsed))
 

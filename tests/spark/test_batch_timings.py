@@ -65,8 +65,9 @@ def test_history_timings_shows_each_part_of_each_batch(
     for batch, row in zip(batches, rows, strict=True):
         assert batch["total"] == row["seconds"]
         assert batch["phases"] == {p["phase"]: p["seconds"] for p in row["phases"]}
-        # after the row: its Delta commit, then Spark's commit to the checkpoint
-        assert 0 < batch["event_log"] < 60
+        # after the batch: its row handed to the file it waits in (to the millisecond: a few
+        # at most), then Spark's commit to the checkpoint
+        assert 0 <= batch["event_log"] < 60
         assert 0 < batch["checkpoint"] < 60
         merge = next(s for s in batch["statements"] if s["keyword"] == "MERGE")
         assert merge["label"] == "batch[1]"

@@ -96,6 +96,24 @@ def test_each_part_comes_from_the_row_the_delta_logs_and_the_checkpoint(files: T
     assert (second.event_log, second.checkpoint) == (2.5, 0.75)
 
 
+def test_a_row_that_waited_in_its_file_is_timed_from_when_it_was_written(files: TimingFiles):
+    """A stream's row is written to a file and appended later with others: the commit that
+    appended it says nothing of the batch's path, its ``logged_at`` does."""
+    row = event_log_row(0, STARTED)
+    row["logged_at"] = STARTED + timedelta(seconds=10.125)  # 0.125 s after the batch's end
+    checkpoint_ms = epoch_ms(STARTED) + 10_400
+    commit_checkpoint(files.checkpoint, 0, checkpoint_ms)
+
+    timed = batch_timings([row], "m", files)[0]
+
+    assert (timed.event_log, timed.checkpoint) == (0.125, 0.275)  # not 1.5 from the commit
+
+    # handed to its file within a millisecond of the batch's end, which the row's rounded
+    # seconds put a little after it: 0, not -0.0
+    row["logged_at"] = STARTED + timedelta(seconds=9.9996)
+    assert batch_timings([row], "m", files)[0].event_log == 0.0
+
+
 def test_a_skipped_statement_gets_no_delta_times(files: TimingFiles):
     """The commit under a skipped MERGE's identity is an earlier attempt's: not this one's."""
     second = batch_timings(two_rows(), "m", files)[1]

@@ -80,6 +80,18 @@ def test_an_identity_declared_in_user_metadata_is_found_like_a_txn_action(tmp_pa
     assert commit_of(tmp_path, Transaction("q:m:event_log", 4), limit=10) is None
 
 
+def test_a_commit_of_several_rows_declares_each_identity(tmp_path: Path) -> None:
+    """The event-log rows of several batches appended together: one commit, found by each."""
+    first, second, third = (Transaction("q:m:event_log", v) for v in (3, 4, 5))
+    write_commit(tmp_path, 0, timestamp_ms=1_000, user_metadata=identity_metadata(first, second))
+    write_commit(tmp_path, 1, timestamp_ms=2_000, user_metadata=identity_metadata(third))
+
+    assert json.loads(identity_metadata(third)) == {"txnAppId": "q:m:event_log", "txnVersion": 5}
+    found = commits_of(tmp_path, {first, second, third}, limit=10)
+    assert (found[first].version, found[second].version, found[third].version) == (0, 0, 1)
+    assert found[first].transactions == {first, second}
+
+
 def test_no_log_no_commit(tmp_path: Path) -> None:
     assert commit_of(tmp_path / "missing", Transaction("q:m:event_log", 0), limit=10) is None
 

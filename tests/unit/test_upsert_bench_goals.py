@@ -7,6 +7,8 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import UTC, datetime
 
+import pytest
+
 from bench.upsert.events import InputSummary
 from bench.upsert.plan import LAYOUTS, NO_OPTIMIZE, OPTIMIZED_COPY, RECOMMENDED_LAYOUT, SIZES
 from bench.upsert.report import markdown
@@ -139,3 +141,32 @@ def test_goal_3_compares_the_p95s_and_goal_4_the_runners_default_with_the_copy()
     assert [(g.measured, g.limit, g.verdict) for g in default] == [(1.3, 1.2, "not met")]
     other = [g for text, g in goals.items() if "optimize-every maintenance" in text]
     assert [(g.measured, g.verdict) for g in other] == [(1.1, "reported")]
+
+
+def test_between_batches_reads_when_each_row_was_logged_else_the_event_log_commits() -> None:
+    """A stream's rows say when they were handed to their files (appended later, together);
+    rows appended in their batch are dated by one event-log commit each."""
+    logged = VariantResult(
+        "runner",
+        0.0,
+        60.0,
+        1 << 30,
+        tuple(Batch(i, 100.0 + 2.0 * i, 1.5, logged=101.5 + 2.0 * i + 0.01) for i in range(3)),
+        event_log_commits=(130.0,),  # one append of all three rows, long after
+    )
+    assert logged.between_batches() == pytest.approx(
+        {"gap": 0.5, "event_log_write": 0.01, "rest": 0.49}
+    )
+    appended = VariantResult(
+        "runner",
+        0.0,
+        60.0,
+        1 << 30,
+        tuple(Batch(i, 100.0 + 2.0 * i, 1.5) for i in range(3)),
+        event_log_commits=(101.75, 103.75, 105.75),
+    )
+    assert appended.between_batches() == pytest.approx(
+        {"gap": 0.5, "event_log_write": 0.25, "rest": 0.25}
+    )
+    unknown = VariantResult("runner", 0.0, 60.0, 1 << 30, appended.batches, event_log_commits=())
+    assert unknown.between_batches() is None

@@ -1,25 +1,30 @@
 """The event log: one row per micro-batch per model, in a Delta table beside the targets.
 
-Written inside the batch, once per (query, model, batch), so a batch Spark replays after a crash
-still leaves exactly one row. Spark replays only the first batch a query runs after it starts,
-and only one its offset log held then, so only such a batch looks for its row before appending
-(BatchExecutor.may_be_replay: one read per restart of an interrupted batch, and per start over
-Spark Connect); every other batch appends blindly. No row uses Delta's idempotent-write
-options (txnAppId / txnVersion): checking them makes Delta rebuild the event log's whole
-snapshot state on every append, most of the append's time (bench/results/event-log-append.md).
-Each append records its identity in the commit's ``userMetadata`` instead, where ``runner
-history --timings`` finds it.
-``runner history`` reads the rows.
+Written once per (query, model, batch), so a batch Spark replays after a crash still leaves
+exactly one row. A stream's batch on a classic session writes its row to a file that the stream
+appends with others (runner/spark/batch/event_log_buffer.py); any other batch appends its row
+itself. Spark replays only the first batch a query runs after it starts, and only one its
+offset log held then, so only such a batch looks for its row (waiting or appended) before
+writing it (BatchExecutor.may_be_replay: one read per restart of an interrupted batch, and per
+start over Spark Connect); every other batch writes blindly. No append uses Delta's
+idempotent-write options (txnAppId / txnVersion): checking them makes Delta rebuild the event
+log's whole snapshot state on every append, most of the append's time
+(bench/results/event-log-append.md). Each append declares the identities of its rows in the
+commit's ``userMetadata`` instead. ``runner history`` reads the rows, the waiting ones too.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from pyspark.sql import Row, SparkSession
 from pyspark.sql import functions as F
 
+from runner import storage
+from runner.event_log_files import is_waiting, pending_folder, waiting_rows
 from runner.spark.batch.report import BATCH_PHASES, BatchReport
 from runner.spark.delta.delta_log import identity_metadata
 from runner.spark.delta.statements import Transaction
@@ -28,7 +33,7 @@ from runner.spark.delta.targets import (
     forget_stale_registration,
     missing_properties,
 )
-from runner.spark.local_frames import local_frame
+from runner.spark.local_frames import json_row, json_rows_frame
 from runner.spark.session.conflicts import retry_on_conflict
 from runner.specs.target import TargetSpec
 from runner.storage import Location
@@ -39,7 +44,7 @@ EVENT_LOG_SCHEMA = (
     "statements ARRAY<STRUCT<label: STRING, keyword: STRING, seconds: DOUBLE, skipped: BOOLEAN, "
     "inserted: BIGINT, updated: BIGINT, deleted: BIGINT>>, recovered BOOLEAN, "
     "expectations ARRAY<STRUCT<name: STRING, action: STRING, passed: BIGINT, failed: BIGINT>>, "
-    "phases ARRAY<STRUCT<phase: STRING, seconds: DOUBLE>>, dropped BIGINT"
+    "phases ARRAY<STRUCT<phase: STRING, seconds: DOUBLE>>, dropped BIGINT, logged_at TIMESTAMP"
 )
 
 
@@ -64,6 +69,11 @@ def event_log_transaction(query_id: str, model: str, batch_id: int) -> Transacti
     return Transaction(f"{query_id}:{model}:event_log", batch_id)
 
 
+def event_log_pending(target: TargetSpec, model: str) -> Location:
+    """Where ``model``'s rows wait to be appended (runner/event_log_files.py)."""
+    return pending_folder(event_log_location(target), model)
+
+
 def record_batch(
     session: SparkSession,
     target: TargetSpec,
@@ -72,7 +82,8 @@ def record_batch(
     *,
     may_be_replay: bool = True,
 ) -> None:
-    """Append ``report`` to the event log, at most once per (query, model, batch).
+    """Append ``report``'s row to the event log now, at most once per (query, model, batch). A
+    stream on a classic session hands it to its EventLogBuffer instead (``record``).
 
     ``may_be_replay``: the batch is the first its query ran since it started, the only one Spark
     can be replaying, so its row may already be there; it is looked for first. The caller that
@@ -80,6 +91,17 @@ def record_batch(
     """
     if may_be_replay and is_recorded(session, target, report.model, query_id, report.batch_id):
         return
+    row = json_row(event_log_row(report, query_id), EVENT_LOG_SCHEMA)
+    txn = event_log_transaction(query_id, report.model, report.batch_id)
+    append_rows(session, target, [row], [txn])
+
+
+def event_log_row(
+    report: BatchReport, query_id: str, logged_at: datetime | None = None
+) -> tuple[Any, ...]:
+    """``report`` as a row of EVENT_LOG_SCHEMA. ``logged_at``: when a row that waits in a file
+    was handed to it, from which ``runner history --timings`` times what follows the batch;
+    None for a row appended in its batch, which its commit dates."""
     counts = report.merge_counts
     statements = [
         Row(
@@ -93,7 +115,7 @@ def record_batch(
         )
         for r in report.statements
     ]
-    row = (
+    return (
         report.model,
         report.batch_id,
         query_id,
@@ -117,15 +139,25 @@ def record_batch(
             if name in report.phases
         ],
         report.dropped,
+        logged_at,
     )
-    frame = local_frame(session, [row], EVENT_LOG_SCHEMA)
-    txn = event_log_transaction(query_id, report.model, report.batch_id)
+
+
+def append_rows(
+    session: SparkSession,
+    target: TargetSpec,
+    rows: Sequence[dict[str, Any]],
+    transactions: Sequence[Transaction],
+) -> None:
+    """Append ``rows`` (``json_row``'s form) to the event log in one commit that declares
+    their ``transactions``."""
+    frame = json_rows_frame(session, rows, EVENT_LOG_SCHEMA)
     writer = (
         frame.write.format("delta")
         .mode("append")
-        .option("userMetadata", identity_metadata(txn))
-        .option("mergeSchema", "true")  # logs from before 'recovered', 'expectations', 'phases',
-        # 'dropped'
+        .option("userMetadata", identity_metadata(*transactions))
+        # logs from before 'recovered', 'expectations', 'phases', 'dropped', 'logged_at'
+        .option("mergeSchema", "true")
     )
     retry_on_conflict(lambda: writer.save(str(event_log_location(target))))
 
@@ -133,23 +165,52 @@ def record_batch(
 def is_recorded(
     session: SparkSession, target: TargetSpec, model: str, query_id: str, batch_id: int
 ) -> bool:
-    """Whether the event log holds the row of ``model``'s batch ``batch_id`` of query
-    ``query_id`` (Delta's file statistics skip every file of other batches)."""
+    """Whether the row of ``model``'s batch ``batch_id`` of query ``query_id`` waits in its
+    file or is in the event log (Delta's file statistics skip every file of other batches)."""
+    if is_waiting(event_log_pending(target, model), query_id, batch_id):
+        return True
+    return bool(_appended(session, target, model, {(query_id, batch_id)}))
+
+
+def _appended(
+    session: SparkSession, target: TargetSpec, model: str, batches: set[tuple[str, int]]
+) -> set[tuple[str, int]]:
+    """Which of ``batches`` (query id, batch id) of ``model`` the event log holds a row of."""
     location = event_log_location(target)
-    if not delta_table_exists(session, location):
-        return False
+    if not batches or not delta_table_exists(session, location):
+        return set()
+    queries = sorted({query_id for query_id, _ in batches})
+    ids = sorted({batch_id for _, batch_id in batches})
     rows = (
         session.read.format("delta")
         .load(str(location))
         .where(
             (F.col("model") == model)
-            & (F.col("query_id") == query_id)
-            & (F.col("batch_id") == batch_id)
+            & F.col("query_id").isin(queries)
+            & F.col("batch_id").isin(ids)
         )
-        .limit(1)
+        .select("query_id", "batch_id")
         .collect()
     )
-    return bool(rows)
+    return {(row["query_id"], int(row["batch_id"])) for row in rows} & batches
+
+
+def recover_waiting_rows(session: SparkSession, target: TargetSpec, model: str) -> int:
+    """Append the rows a process left waiting for ``model`` (it was killed, or its last append
+    failed) that the event log does not hold yet, then remove their files; how many were
+    appended. Called at the model's start, before its query runs: this process holds the
+    model's lock, so no other one writes or appends these rows meanwhile."""
+    waiting = waiting_rows(event_log_pending(target, model))
+    if not waiting:
+        return 0
+    there = _appended(session, target, model, {(w.query_id, w.batch_id) for w in waiting})
+    missing = [w for w in waiting if (w.query_id, w.batch_id) not in there]
+    if missing:
+        transactions = [event_log_transaction(w.query_id, model, w.batch_id) for w in missing]
+        append_rows(session, target, [w.row for w in missing], transactions)
+    for row in waiting:
+        storage.remove(row.location)
+    return len(missing)
 
 
 def ensure_event_log(spark: SparkSession, target: TargetSpec) -> None:
@@ -178,17 +239,29 @@ def ensure_event_log(spark: SparkSession, target: TargetSpec) -> None:
 
 
 def read_history(spark: SparkSession, target: TargetSpec, model: str, limit: int) -> list[Row]:
-    """The newest ``limit`` event-log rows of ``model``, oldest first. With a shared catalog,
-    the table of that name (where another process finds it too)."""
+    """The newest ``limit`` rows of ``model``, oldest first: the event log's and those waiting
+    to be appended (a row in both, appended but its file not yet removed, counts once). With a
+    shared catalog, the event log is the table of that name (where another process finds it
+    too)."""
     location = event_log_location(target)
-    if not delta_table_exists(spark, location):
-        return []
-    shared = target.catalog is not None and spark.catalog.tableExists(EVENT_LOG_TABLE)
-    rows = (
-        (spark.table(EVENT_LOG_TABLE) if shared else spark.read.format("delta").load(str(location)))
-        .where(f"model = '{model}'")
-        .orderBy("started_at", ascending=False)
-        .limit(limit)
-        .collect()
-    )
+    rows: list[Row] = []
+    if delta_table_exists(spark, location):
+        shared = target.catalog is not None and spark.catalog.tableExists(EVENT_LOG_TABLE)
+        reader = spark.read.format("delta")
+        table = spark.table(EVENT_LOG_TABLE) if shared else reader.load(str(location))
+        rows = (
+            table.where(F.col("model") == model)
+            .orderBy("started_at", ascending=False)
+            .limit(limit)
+            .collect()
+        )
+    waiting = waiting_rows(event_log_pending(target, model))
+    if waiting:
+        appended = {(r["query_id"], r["batch_id"]) for r in rows}
+        rows += [
+            row
+            for row in json_rows_frame(spark, [w.row for w in waiting], EVENT_LOG_SCHEMA).collect()
+            if (row["query_id"], row["batch_id"]) not in appended
+        ]
+        rows = sorted(rows, key=lambda r: r["started_at"], reverse=True)[:limit]
     return list(reversed(rows))

@@ -21,6 +21,7 @@ from runner.errors import ModelSqlError, RunnerError
 from runner.model_sql import compile_batch
 from runner.project import Project
 from runner.s3_files import reach_s3_without_jvm
+from runner.spark.batch.event_log_buffer import EventLogBuffer
 from runner.spark.batch.eventlog import record_batch
 from runner.spark.batch.expectations import apply_expectations
 from runner.spark.batch.facts import prepare_batch_facts
@@ -54,6 +55,7 @@ def run_batch(
     on_statement: Callable[[str, int, StatementResult], None] | None = None,
     may_be_replay: bool = True,
     event_log: bool = True,
+    log_buffer: EventLogBuffer | None = None,
     warmer: StateWarmer | None = None,
 ) -> BatchReport:
     """Everything one micro-batch does, on ``batch_df``'s own session: source-side work, the
@@ -72,9 +74,12 @@ def run_batch(
     (BatchExecutor: any batch after the first its query ran, and a first one the offset log did
     not hold when the query started); the event-log write then skips looking for the batch's
     row. ``event_log`` is False only for a model unit test's batch: its row would go to a scratch
-    event log dropped unread with the test's scratch target. ``warmer``, given when another batch
-    follows on this session (a stream), starts computing the target's new Delta state once the
-    statements have committed, beside the event-log write (``state_warmup.py``).
+    event log dropped unread with the test's scratch target. ``log_buffer``, given by a stream
+    on a classic session, takes the row to its file, appended later with others
+    (``event_log_buffer.py``); without it the row is appended in the batch. ``warmer``, given
+    when another batch follows on this session (a stream), starts computing the target's new
+    Delta state once the statements have committed, beside the event-log write
+    (``state_warmup.py``).
 
     ``foreachBatch`` calls it through BatchExecutor; model unit tests call it directly with
     batches they build, so both go through exactly this code.
@@ -137,7 +142,10 @@ def run_batch(
         source.release()
     report.seconds = clock.elapsed()
     if event_log:
-        record_batch(session, project.target, report, query_id, may_be_replay=may_be_replay)
+        if log_buffer is not None:
+            log_buffer.record(session, report, query_id, may_be_replay=may_be_replay)
+        else:
+            record_batch(session, project.target, report, query_id, may_be_replay=may_be_replay)
     return report
 
 
@@ -202,6 +210,7 @@ class BatchExecutor:
         replay_bound: int | None = None,
         *,
         warm_state: bool = True,
+        group_event_log: bool = False,
     ) -> None:
         """``replay_bound``: the newest batch of the checkpoint's offset log when the query
         started (-1: none), known when no other run can write the log meanwhile. Spark replays
@@ -210,7 +219,10 @@ class BatchExecutor:
         None: not known (over Spark Connect a killed client's query may still run on the
         server until the new one takes over), so the first batch looks for its row.
         ``warm_state``: compute the target's new Delta state between batches (``StateWarmer``);
-        False in a Spark Connect server's foreachBatch worker, where it is not measured."""
+        False in a Spark Connect server's foreachBatch worker, where it is not measured.
+        ``group_event_log``: write each batch's event-log row to its file, appended with others
+        by ``flush_event_log`` (the query's watcher) and ``settle`` (``event_log_buffer.py``);
+        only where this process sees the query end, never in a Connect server's worker."""
         self.project = project
         self.model = model
         self.checkpoint = checkpoint
@@ -219,6 +231,7 @@ class BatchExecutor:
         self.on_statement = on_statement
         self.failure: RunnerError | None = None
         self.warmer = StateWarmer() if warm_state else None
+        self.log_buffer = EventLogBuffer(project.target, model.name) if group_event_log else None
         self.stop_requested = threading.Event()
         self.idle = threading.Event()
         self.idle.set()
@@ -257,17 +270,27 @@ class BatchExecutor:
             query_id=self.query_id,
             on_statement=self.on_statement,
             may_be_replay=self.may_be_replay(batch_id),
+            log_buffer=self.log_buffer,
             warmer=self.warmer,
         )
         self.last_batch_id = batch_id
         if self.on_batch is not None:
             self.on_batch(report)
 
+    def flush_event_log(self) -> None:
+        """Append the batches' waiting event-log rows once the oldest has waited long enough
+        (``EventLogBuffer.flush_if_due``); called by the query's watcher, between its looks."""
+        if self.log_buffer is not None:
+            self.log_buffer.flush_if_due()
+
     def settle(self) -> None:
-        """Wait for what the last batch left running in the background (the state warm-up),
-        once the query has ended: no Spark call outlives it."""
+        """Once the query has ended: wait for what the last batch left running in the
+        background (the state warm-up), so no Spark call outlives it, and append the event-log
+        rows still waiting."""
         if self.warmer is not None:
             self.warmer.settle()
+        if self.log_buffer is not None:
+            self.log_buffer.flush_at_end()
 
     def may_be_replay(self, batch_id: int) -> bool:
         """Whether Spark may be running ``batch_id`` again (``replay_bound``): only the first

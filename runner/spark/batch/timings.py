@@ -5,12 +5,14 @@ statements (``BATCH_PHASES``), each statement, and the whole (``seconds``). What
 the row is written cannot be in the row; it is derived here, once per history call and never
 on a batch's path, from files that exist anyway:
 
-- event log: the event log's own Delta commit of the batch, found by the identity the commit
-  declares in its userMetadata (a txn action, for rows written before the event log stopped
-  using Delta's idempotent-write check); its commitInfo timestamp minus the end of the batch
-  (``started_at + seconds``);
+- event log: until the batch's row was durable, minus the end of the batch (``started_at +
+  seconds``). A stream's row says when it was written to its file (``logged_at``; it is
+  appended to the event log later, with others: runner/spark/batch/event_log_buffer.py). A row
+  appended in its batch has none: its time is the event log's own Delta commit of the batch,
+  found by the identity the commit declares in its userMetadata (a txn action, for rows
+  written before the event log stopped using Delta's idempotent-write check);
 - checkpoint: the modification time of ``<checkpoint>/commits/<batch_id>``, which Spark writes
-  once foreachBatch has returned, minus that commit's timestamp;
+  once foreachBatch has returned, minus the time the row was durable;
 - Delta's part of each DML statement: the operationMetrics times of the statement's commit to
   the target (found by its identity), e.g. a MERGE's execution, scan and rewrite.
 
@@ -42,6 +44,7 @@ from runner.storage import Location
 # the clock's tolerance when a commit older than every row's start ends the search.
 SCAN_LIMIT = 10_000
 CLOCK_SLACK_MS = 60_000
+ROUNDING_SECONDS = 0.001  # a row's seconds are rounded to the millisecond
 # operationMetrics of a DML commit, in milliseconds -> the names timings show (in seconds)
 DELTA_TIMES = {
     "executionTimeMs": "execution",
@@ -113,7 +116,7 @@ def batch_timings(rows: list[dict[str, Any]], model: str, files: TimingFiles) ->
     not_before_ms = min(_epoch_ms(row["started_at"]) for row in rows) - CLOCK_SLACK_MS
     log_commits = commits_of(
         files.event_log,
-        {_event_log_txn(row, model) for row in rows},
+        {_event_log_txn(row, model) for row in rows if row.get("logged_at") is None},
         limit=SCAN_LIMIT,
         not_before_ms=not_before_ms,
     )
@@ -126,18 +129,25 @@ def batch_timings(rows: list[dict[str, Any]], model: str, files: TimingFiles) ->
     checkpoint_query = checkpoint_query_id(files.checkpoint)
     timings = []
     for row in rows:
-        log_commit = log_commits.get(_event_log_txn(row, model))
+        logged_ms = _logged_ms(row, log_commits.get(_event_log_txn(row, model)))
         committed = None
-        if log_commit is not None and row["query_id"] == checkpoint_query:
+        if logged_ms is not None and row["query_id"] == checkpoint_query:
             committed = checkpoint_commit_ms(files.checkpoint, row["batch_id"])
-        timings.append(_timings_of(row, model, log_commit, statement_commits, committed))
+        timings.append(_timings_of(row, model, logged_ms, statement_commits, committed))
     return timings
+
+
+def _logged_ms(row: dict[str, Any], log_commit: Commit | None) -> float | None:
+    """When the batch's row was durable: written to its file, or its event-log commit."""
+    if row.get("logged_at") is not None:
+        return _epoch_ms(row["logged_at"])
+    return log_commit.timestamp_ms if log_commit is not None else None
 
 
 def _timings_of(
     row: dict[str, Any],
     model: str,
-    log_commit: Commit | None,
+    logged_ms: float | None,
     statement_commits: dict[Transaction, Commit],
     checkpoint_ms: float | None,
 ) -> BatchTimings:
@@ -154,15 +164,14 @@ def _timings_of(
         for s in row["statements"] or []
     }
     batch_end_ms = _epoch_ms(row["started_at"]) + row["seconds"] * 1000
-    log_ms = log_commit.timestamp_ms if log_commit is not None else None
     return BatchTimings(
         batch_id=row["batch_id"],
         total=row["seconds"],
         phases=phases,
         statements=statements,
         other=_other(row["seconds"], recorded, statements) if recorded else None,
-        event_log=_seconds_between(batch_end_ms, log_ms),
-        checkpoint=_seconds_between(log_ms, checkpoint_ms),
+        event_log=_seconds_between(batch_end_ms, logged_ms),
+        checkpoint=_seconds_between(logged_ms, checkpoint_ms),
     )
 
 
@@ -233,7 +242,13 @@ def _median(values: Iterable[float | None]) -> float | None:
 
 
 def _seconds_between(start_ms: float | None, end_ms: float | None) -> float | None:
-    return None if start_ms is None or end_ms is None else _ms((end_ms - start_ms) / 1000)
+    """From ``start_ms`` to ``end_ms``, in seconds. Less than a millisecond below zero is the
+    rounding of a row's seconds (to the millisecond), when a stream's row is handed to its file
+    within a millisecond of the batch's end: that is 0."""
+    if start_ms is None or end_ms is None:
+        return None
+    took = (end_ms - start_ms) / 1000
+    return 0.0 if -ROUNDING_SECONDS < took < 0 else _ms(took)
 
 
 def _epoch_ms(naive_utc: datetime) -> float:

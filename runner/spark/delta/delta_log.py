@@ -122,9 +122,7 @@ def read_commit(path: Location) -> Commit | None:
             transactions.add(Transaction(str(txn.get("appId")), int(txn.get("version", -1))))
         elif "commitInfo" in action:
             info = action["commitInfo"]
-    declared = declared_identity(info.get("userMetadata"))
-    if declared is not None:
-        transactions.add(declared)
+    transactions.update(declared_identities(info.get("userMetadata")))
     timestamp = info.get("timestamp")
     return Commit(
         version=int(path.name.split(".")[0]),
@@ -135,22 +133,26 @@ def read_commit(path: Location) -> Commit | None:
     )
 
 
-def identity_metadata(txn: Transaction) -> str:
-    """The ``userMetadata`` that declares ``txn`` as a commit's identity (declared_identity
-    reads it back)."""
-    return json.dumps({"txnAppId": txn.app_id, "txnVersion": txn.version})
+def identity_metadata(*transactions: Transaction) -> str:
+    """The ``userMetadata`` that declares ``transactions`` as a commit's identities
+    (declared_identities reads them back): ``{"txnAppId": ..., "txnVersion": ...}`` for one, as
+    the event log has always written it, ``{"transactions": [...]}`` of those for several (the
+    event-log rows of several batches appended together)."""
+    declared = [{"txnAppId": txn.app_id, "txnVersion": txn.version} for txn in transactions]
+    return json.dumps(declared[0] if len(declared) == 1 else {"transactions": declared})
 
 
-def declared_identity(user_metadata: object) -> Transaction | None:
-    """The identity a commit's ``userMetadata`` declares (``{"txnAppId": ..., "txnVersion":
-    ...}``, as the event log writes it); None for anything else a user may keep there."""
+def declared_identities(user_metadata: object) -> list[Transaction]:
+    """The identities a commit's ``userMetadata`` declares (``identity_metadata``); none for
+    anything else a user may keep there."""
     if not isinstance(user_metadata, str) or not user_metadata.startswith("{"):
-        return None
+        return []
     try:
         found = json.loads(user_metadata)
-        return Transaction(str(found["txnAppId"]), int(found["txnVersion"]))
+        each = found.get("transactions", [found])
+        return [Transaction(str(one["txnAppId"]), int(one["txnVersion"])) for one in each]
     except (ValueError, KeyError, TypeError):
-        return None
+        return []
 
 
 def commit_of(table_location: Location, txn: Transaction, limit: int) -> Commit | None:

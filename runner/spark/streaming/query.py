@@ -17,7 +17,7 @@ from runner.checkpoint_files import newest_offset
 from runner.errors import RunnerError
 from runner.last_run import model_record, write_last_run
 from runner.project import Project
-from runner.spark.batch.eventlog import ensure_event_log
+from runner.spark.batch.eventlog import ensure_event_log, recover_waiting_rows
 from runner.spark.batch.report import BatchReport
 from runner.spark.batch.run import BatchExecutor
 from runner.spark.delta.statements import StatementResult
@@ -172,6 +172,13 @@ def start_model(
     """Create or attach the target, then start the model's query with its checkpoint.
     ``ready``: models whose targets this session has already made exist (started before)."""
     ensure_event_log(spark, project.target)
+    # rows a killed run of the model left waiting, before this run's batches write theirs
+    recovered = recover_waiting_rows(spark, project.target, model.name)
+    if recovered:
+        print(
+            f"{model.name}: appended {recovered} event-log row(s) an earlier run left waiting",
+            file=sys.stderr,
+        )
     ensure_target(spark, project, model)
     record_owner(spark, project, model)  # at a first start: which target this checkpoint feeds
     stream = project.stream_of(model)
@@ -195,7 +202,9 @@ def start_model(
         callbacks.on_batch,
         callbacks.on_statement,
         replay_bound,
-        warm_state=project.target.kind != "connect",  # over Connect it runs no batch
+        # over Connect it runs no batch
+        warm_state=project.target.kind != "connect",
+        group_event_log=project.target.kind != "connect",
     )
     if executor.warmer is not None:
         # the state of the target's version the first MERGE starts from, while the query starts
@@ -279,6 +288,7 @@ def wait_for_all(running: list[RunningModel], stop: threading.Event | None = Non
             break
         for r in running:
             r.report_progress()
+            r.executor.flush_event_log()
         # a failure is noticed on the next turn and reported from the executor's typed error
         with contextlib.suppress(StreamingQueryException):
             active[0].query.awaitTermination(0.5)  # type: ignore[arg-type]  # seconds; a float works
