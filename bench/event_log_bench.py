@@ -82,7 +82,7 @@ def main() -> None:
 
 
 def append_one(spark: SparkSession, table: Path, kind: str, batch_id: int) -> float:
-    row = ("m", batch_id, "q", dt.datetime.now(), 1.0, 10, 1, 2, 3, 0, [], False, [], [], 0)
+    row = ("m", batch_id, "q", dt.datetime.now(), 1.0, 10, 1, 2, 3, 0, [], False, [], [], 0, None)
     txn = event_log_transaction("q", "m", batch_id)
     started = time.perf_counter()
     if kind == "runner":

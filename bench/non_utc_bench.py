@@ -60,7 +60,7 @@ def measure(batches: int, scratch: Path) -> dict[str, dict[str, list[float]]]:
     for batch in range(batches):
         batch_of(spark, TARGET_ROWS, batch).createOrReplaceTempView("batch")
         row = ("m", batch, "q", dt.datetime.now(), 1.0, BATCH_EVENTS, 1, 2, 3, 0, [], False, [],
-               [], 0)  # fmt: skip
+               [], 0, None)  # fmt: skip
         for kind, check in KINDS.items():
             with temporary_conf(spark, {CHECK: check}):
                 started = time.perf_counter()

@@ -63,9 +63,17 @@ def local_frame(
 def json_rows_frame(
     session: SparkSession, rows: Sequence[Mapping[str, Any]], schema: StructType | str
 ) -> DataFrame:
-    """Rows already in the JSON form ``json_row`` gives (read back from a file) as a DataFrame
-    of ``schema``: always one literal, for the few rows a caller keeps that way."""
-    return _parsed(session, json.dumps(list(rows), allow_nan=True), _struct(schema))
+    """Rows already in the JSON form ``json_row`` gives (read back from files) as a DataFrame
+    of ``schema``: one literal, or past LITERAL_LIMIT one JSON text per row, parsed in the
+    JVM all the same."""
+    struct = _struct(schema)
+    text = json.dumps(list(rows), allow_nan=True)
+    if len(text) <= LITERAL_LIMIT:
+        return _parsed(session, text, struct)
+    texts = session.createDataFrame(
+        [(json.dumps(row, allow_nan=True),) for row in rows], "value STRING"
+    )
+    return texts.select(F.from_json("value", struct).alias("row")).select("row.*")
 
 
 def json_row(row: Sequence[Any] | Mapping[str, Any], schema: StructType | str) -> dict[str, Any]:

@@ -4,6 +4,7 @@ text), the same instants for timestamps in any local time zone, and no Python RD
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import time
@@ -15,7 +16,7 @@ from pyspark.sql import Row, SparkSession
 
 from runner.spark import local_frames
 from runner.spark.batch.eventlog import EVENT_LOG_SCHEMA
-from runner.spark.local_frames import local_frame
+from runner.spark.local_frames import json_row, json_rows_frame, local_frame
 
 NAIVE = datetime(2026, 3, 29, 2, 30, 15, 123456)  # in the hour Paris skips that night
 
@@ -27,11 +28,11 @@ def event_log_rows() -> list[tuple]:
     )  # fmt: skip
     return [
         ("orders_merge", 7, 'q "1"\nnext', NAIVE, 1.5, 10, 1, 2, 3, 0, [statement], False, [],
-         [Row(phase="source", seconds=0.125)], 0),
+         [Row(phase="source", seconds=0.125)], 0, NAIVE + timedelta(seconds=1.5)),
         ("é ✓ \\ /", 8, "q2", datetime(2026, 1, 1, tzinfo=timezone(timedelta(hours=-5))),
-         math.nan, None, None, None, None, None, [], None, None, None, None),
+         math.nan, None, None, None, None, None, [], None, None, None, None, None),
         ("m", 9, "q3", None, -0.0, 2**62, 0, 0, 0, 0, None, True,
-         [Row(name="positive", action="drop", passed=4, failed=1)], [], 1),
+         [Row(name="positive", action="drop", passed=4, failed=1)], [], 1, None),
     ]  # fmt: skip
 
 
@@ -82,6 +83,19 @@ def test_no_python_rdd_in_the_plan_until_the_literal_limit(
     large = local_frame(spark, rows, EVENT_LOG_SCHEMA)
     assert "ExistingRDD" in large._jdf.queryExecution().executedPlan().toString()
     assert same(large.collect(), spark.createDataFrame(rows, EVENT_LOG_SCHEMA).collect())
+
+
+def test_rows_kept_as_json_come_back_as_the_same_rows(
+    spark: SparkSession, monkeypatch: pytest.MonkeyPatch
+):
+    """A stream's event-log rows wait in files as ``json_row`` writes them, and are appended
+    later from that form: one literal, or past the limit one JSON text per row."""
+    rows = event_log_rows()
+    kept = [json.loads(json.dumps(json_row(row, EVENT_LOG_SCHEMA))) for row in rows]
+    expected = spark.createDataFrame(rows, EVENT_LOG_SCHEMA).collect()
+    assert same(json_rows_frame(spark, kept, EVENT_LOG_SCHEMA).collect(), expected)
+    monkeypatch.setattr(local_frames, "LITERAL_LIMIT", 100)
+    assert same(json_rows_frame(spark, kept, EVENT_LOG_SCHEMA).collect(), expected)
 
 
 def test_no_rows_and_mappings(spark: SparkSession):
