@@ -100,8 +100,9 @@ def main() -> None:
         figures = read_figures(runs, args.skip)
     finally:
         subprocess.run(["git", "worktree", "remove", "--force", str(worktree)], cwd=REPO)
-    RESULTS.write_text(report(runs, figures, args, before, after, load_before, load_after))
-    print(RESULTS.read_text())
+    results = RESULTS / f"before-after-{args.name}.md"
+    results.write_text(report(runs, figures, args, before, after, load_before, load_after))
+    print(results.read_text())
 
 
 def run_once(code: str, number: int, landing: Path, worktree: Path) -> Run:
