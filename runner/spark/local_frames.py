@@ -15,7 +15,6 @@ a naive ``datetime`` is read in the Python process's local time zone).
 
 from __future__ import annotations
 
-import functools
 import json
 from collections.abc import Mapping, Sequence
 from datetime import UTC, date, datetime, timedelta
@@ -86,14 +85,9 @@ def json_row(row: Sequence[Any] | Mapping[str, Any], schema: StructType | str) -
 
 
 def _struct(schema: StructType | str) -> StructType:
-    return _parsed_ddl(schema) if isinstance(schema, str) else schema
-
-
-@functools.lru_cache(maxsize=64)
-def _parsed_ddl(columns: str) -> StructType:
-    """A DDL schema parsed once per process: Spark's parser is a call into the JVM, and the
-    event log's schema is given again for every batch's row."""
-    return cast(StructType, _parse_datatype_string(columns))  # as the sources parse theirs
+    if isinstance(schema, str):
+        return cast(StructType, _parse_datatype_string(schema))  # as the sources parse theirs
+    return schema
 
 
 def _parsed(session: SparkSession, text: str, schema: StructType) -> DataFrame:
