@@ -63,11 +63,47 @@ DEFAULT_CONF = {
 }
 
 
+# On a local master the driver's heap is the only executor's too: every batch is parsed, cached
+# and merged in it. Spark gives it 1g unless told otherwise; the runner gives it what the JVM
+# itself would take, a quarter of the machine's memory (its container's, when that is less),
+# never less than Spark's 1g and below the 32 GB where the JVM's compressed pointers end. On
+# 24 GB and 2 cores, 100,000-event batches into a 1,000,000-row target took 5.9 s a batch with
+# it against 7.2 s with 1g, the parse of each batch 1.5 s against 2.6 s (bench/README.md).
+LOCAL_HEAP_SHARE = 4
+MIN_LOCAL_HEAP_MIB = 1024
+MAX_LOCAL_HEAP_MIB = 31 * 1024
+CGROUP_MEMORY_LIMITS = (
+    Path("/sys/fs/cgroup/memory.max"),  # cgroup v2
+    Path("/sys/fs/cgroup/memory/memory.limit_in_bytes"),  # cgroup v1
+)
+
+
+def machine_memory_bytes() -> int:
+    """The memory this process may use: the machine's, or its container's limit when lower."""
+    total = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    for limit_file in CGROUP_MEMORY_LIMITS:
+        try:
+            limit = limit_file.read_text().strip()
+        except OSError:
+            continue
+        if limit.isdigit():  # "max" (v2) means no limit
+            total = min(total, int(limit))
+    return total
+
+
+def local_driver_memory(memory_bytes: int) -> str:
+    """``spark.driver.memory`` for a local master on a machine with ``memory_bytes``."""
+    mib = memory_bytes // LOCAL_HEAP_SHARE // (1024 * 1024)
+    return f"{min(max(mib, MIN_LOCAL_HEAP_MIB), MAX_LOCAL_HEAP_MIB)}m"
+
+
 def session_conf(target: TargetSpec, extra_jars: list[str] | None = None) -> dict[str, str]:
     """Every Spark setting of a session for ``target`` (pure: no JVM is started)."""
     coordinates = delta_coordinates() + storage_coordinates(target) + list(extra_jars or [])
     jars = [str(p) for p in resolve_jars(coordinates)]
     conf = {**DEFAULT_CONF, "spark.sql.warehouse.dir": str(target.warehouse)}
+    if target.kind == "local" and not os.environ.get("SPARK_DRIVER_MEMORY"):
+        conf["spark.driver.memory"] = local_driver_memory(machine_memory_bytes())
     if target.catalog is not None:
         # On the driver's class path, not in spark.jars: the metastore's connection pool asks
         # java.sql.DriverManager, which sees only the JVM's own class path.
