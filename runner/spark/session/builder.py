@@ -66,9 +66,10 @@ DEFAULT_CONF = {
 # On a local master the driver's heap is the only executor's too: every batch is parsed, cached
 # and merged in it. Spark gives it 1g unless told otherwise; the runner gives it what the JVM
 # itself would take, a quarter of the machine's memory (its container's, when that is less),
-# never less than Spark's 1g and below the 32 GB where the JVM's compressed pointers end. On
-# 24 GB and 2 cores, 100,000-event batches into a 1,000,000-row target took 5.9 s a batch with
-# it against 7.2 s with 1g, the parse of each batch 1.5 s against 2.6 s (bench/README.md).
+# never less than Spark's 1g and below the 32 GB where the JVM's compressed pointers end. With
+# 1g the JVM spends much of a batch collecting garbage: on 24 GB and 2 cores a batch of 100,000
+# events took a median 4.95 s with 6g against 6.23 s, one of 2,000 events 1.83 s against 2.00
+# (bench/results/before-after-local-driver-heap-*.md).
 LOCAL_HEAP_SHARE = 4
 MIN_LOCAL_HEAP_MIB = 1024
 MAX_LOCAL_HEAP_MIB = 31 * 1024
