@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import json
 import os
 import shutil
 import statistics
@@ -90,7 +91,7 @@ def clean_log(log: Path) -> int:
     """Remove the commits and checkpoints older than the newest checkpoint, and their checksum
     files (Hadoop's ``.<name>.crc`` beside each, Delta's ``<version>.crc``); returns how many
     entries went."""
-    newest = int((log / "_last_checkpoint").read_text().split('"version":')[1].split(",")[0])
+    newest = int(json.loads((log / "_last_checkpoint").read_text())["version"])
     removed = 0
     for entry in os.listdir(log):
         version = entry.lstrip(".").split(".")[0]

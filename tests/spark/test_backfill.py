@@ -14,7 +14,7 @@ from pyspark.sql import SparkSession
 
 from runner.backfill import BackfillPaths, handover_marker
 from runner.checkpoint_owner import batches_read
-from runner.source_retention import files_read
+from runner.source_retention import FILE_SOURCE_LOG, files_read
 from runner.spark.delta.delta_log import local_table_id
 from tests.conftest import land_events
 from tests.spark.processes import StreamProcess
@@ -195,7 +195,7 @@ def test_backfill_survives_sigkills_and_applies_the_oracles_difference_once(
     paths = BackfillPaths.of(project / "target" / "local" / "checkpoints", "orders_merge")
     assert handover_marker(paths.live) is not None and not paths.shadow.exists()
     landed = sorted(p.name for p in (project / "target" / "landing" / "orders").glob("*.json"))
-    read = sorted(Path(p).name for p in files_read(paths.live / "sources" / "0"))
+    read = sorted(Path(p).name for p in files_read(paths.live / FILE_SOURCE_LOG))
     assert read == landed and len(landed) == len(files)
     shadow_batches = batches_read(paths.live)
     assert shadow_batches in (len(files), len(files) - 1)
