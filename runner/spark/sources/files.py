@@ -89,6 +89,7 @@ from runner.spark.sources.typed_values import (
 from runner.specs.stream import RESCUED_COLUMN, StreamSpec
 
 BOM = "\ufeff"
+WHITESPACE = " \t\n\u000b\f\r"  # what a blank line may hold: Java's \s
 ENCODING_OPTIONS = ("encoding", "charset")
 _END = "\u0001end-of-line"  # appended to a CSV line as one more field: tells how many it had
 # Options of Spark's file stream source itself; every other option is the parser's.
@@ -426,14 +427,25 @@ def _decoded(stream: StreamSpec) -> list[Column]:
         text, valid = F.decode(value.cast("binary"), encoding), F.lit(True)
     else:
         text, valid = value, F.is_valid_utf8(value)
-    # At the start of any line, not only a file's first: which line is first is known only
-    # after the batch's one job, and a mark inside a file comes from concatenated files.
-    text = F.regexp_replace(F.regexp_replace(text, "\r$", ""), f"^{BOM}", "")
+    # The mark is dropped at the start of any line, not only a file's first: which line is
+    # first is known only after the batch's one job, and a mark inside a file comes from
+    # concatenated files. A valid line is trimmed with string functions; regular expressions
+    # would decode every line into a Java string and back. They trim an invalid one, whose
+    # bytes the decoding turns into U+FFFD first (string functions would miscount them).
+    text = F.when(valid, _trimmed(text)).otherwise(
+        F.regexp_replace(F.regexp_replace(text, "\r$", ""), f"^{BOM}", "")
+    )
     header = _csv_options(stream).get("header", "false").lower() == "true"
-    skip = text.rlike(r"^\s*$")
+    skip = F.btrim(text, F.lit(WHITESPACE)) == ""
     if stream.format == "csv" and header:
         skip = skip | F.coalesce(F.col(FIRST_LINE_COLUMN), F.lit(False))
     return [valid.alias(VALID_COLUMN), text.alias(TEXT_COLUMN), skip.alias(SKIP_COLUMN)]
+
+
+def _trimmed(text: Column) -> Column:
+    """Valid UTF-8 ``text`` without a final ``\\r`` nor a leading byte-order mark."""
+    text = F.when(text.endswith("\r"), text.substr(F.lit(1), F.length(text) - 1)).otherwise(text)
+    return F.when(text.startswith(BOM), text.substr(F.lit(2), F.length(text))).otherwise(text)
 
 
 # -- typing ----------------------------------------------------------------------------------
@@ -489,6 +501,12 @@ def _json_fields(
         F.json_object_keys(text).alias(JSON_KEYS_COLUMN),
     ]
     keys = F.col(JSON_KEYS_COLUMN)
+    # The keys are all declared and none repeats exactly when there are as many keys as declared
+    # names among them. This test is compiled code; the set and filter functions on the keys
+    # below are not (Spark evaluates them element by element, and they took a third of the
+    # parse job's CPU), so they run only on the lines this test does not clear.
+    declared_keys = sum((F.array_contains(keys, n).cast("int") for n in names), F.lit(0))
+    only_declared = F.size(keys) == declared_keys
     repeated = F.array_distinct(
         F.filter(keys, lambda k: F.size(F.filter(keys, lambda o: o == k)) > 1)
     )
@@ -501,13 +519,14 @@ def _json_fields(
         )
         .when(F.col(JSON_STRINGS_COLUMN)[CORRUPT_COLUMN].isNotNull(), F.lit("invalid JSON"))
         .when(
-            F.size(keys) != F.size(F.array_distinct(keys)),
+            ~only_declared & (F.size(keys) != F.size(F.array_distinct(keys))),
             F.concat(F.lit("duplicate key: "), F.array_join(repeated, ", ")),
         )
     )
-    undeclared = F.filter(keys, lambda k: ~k.isin(names))
+    # No key repeats on a line that is not broken, so a key is undeclared when some key is not
+    # among the declared names.
     extras = F.map_filter(F.from_json(text, "MAP<STRING, VARIANT>"), lambda k, _: ~k.isin(names))
-    rescued = F.when(broken.isNull() & (F.size(undeclared) > 0), F.to_json(extras))
+    rescued = F.when(broken.isNull() & ~only_declared, F.to_json(extras))
     raw_of = {n: F.col(JSON_STRINGS_COLUMN)[n] for n in names}
     return parsed, raw_of, rescued, broken
 

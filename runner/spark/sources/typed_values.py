@@ -64,9 +64,13 @@ def lossless_value(
     precision, scale = data_type.precision, data_type.scale
     # The same integer digits as the declared type, and as many fraction digits as fit in 38:
     # equal to the typed value unless the cast rounded it.
-    wide = text.try_cast(DecimalType(_MAX_PRECISION, _MAX_PRECISION - (precision - scale)))
+    wide_scale = _MAX_PRECISION - (precision - scale)
+    wide = text.try_cast(DecimalType(_MAX_PRECISION, wide_scale))
+    # A text no longer than that scale has fewer fraction digits, so ``wide`` holds it exactly;
+    # only a longer one (or none) has its fraction digits counted, by a regular expression.
     fraction_digits = F.length(F.regexp_extract(text, _FRACTION, 1))
-    exact = (wide.isNull() | (wide == value)) & (fraction_digits <= scale)
+    counted = (wide.isNull() | (wide == value)) & (fraction_digits <= scale)
+    exact = F.when(wide.isNull() | (F.length(text) > wide_scale), counted).otherwise(wide == value)
     return F.when(exact, value)
 
 
