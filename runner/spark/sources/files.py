@@ -171,7 +171,11 @@ def prepare_file_batch(
     splits = persisted_counts(typed, typing.split_measures, by=[FILE_COLUMN, BLOCK_COLUMN])
     counts = SourceCounts(*(sum(int(row[k]) for row in splits) for k in ("read", "bad", "rescued")))
     rows = typed.where(typing.good_lines).select(*typing.good)
-    bad = _numbered(typed.where(typing.bad_lines), splits)
+    bad = typed.where(typing.bad_lines)
+    if counts.rows_quarantined:
+        bad = _numbered(bad, splits)
+    else:  # no line to number: spare the batch the table of offsets and its join
+        bad = bad.select("*", F.lit(None).cast(LongType()).alias(LINE_NUMBER_COLUMN))
     source: SourceKind = "json" if stream.format == "json" else "csv"
     rejected = Rejected(bad.select(*typing.rejected), source)
     return SourceBatch(rows, counts, typed.unpersist, counted=True, rejected=rejected)
