@@ -16,7 +16,7 @@ import signal
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from pyspark.sql import DataFrame, SparkSession
@@ -24,7 +24,7 @@ from pyspark.sql.streaming import StreamingQuery
 
 from bench.upsert.events import EVENT_SCHEMA
 from runner.project import load
-from runner.spark.session.builder import build_session
+from runner.spark.session.builder import CODEGEN_CACHE, build_session
 
 BatchFunction = Callable[[DataFrame, int], None]
 
@@ -35,6 +35,8 @@ RUNNER_TUNING = ("spark.sql.shuffle.partitions", "spark.databricks.delta.snapsho
 # and the driver's heap at Spark's 1g, where the runner gives a local master a quarter of the
 # machine's memory (set before the JVM starts: SPARK_DRIVER_MEMORY, which the runner respects)
 SPARK_DEFAULT_DRIVER_MEMORY = "1g"
+# and Spark's cache of compiled code at its 100 entries (static: set in the target before start)
+SPARK_DEFAULT_CODEGEN_CACHE = "100"
 
 
 @dataclass
@@ -84,6 +86,8 @@ def runner_like_session(
     target = load(project_dir).target
     if spark_defaults:  # Spark's own driver heap, not the runner's share of the machine
         os.environ["SPARK_DRIVER_MEMORY"] = SPARK_DEFAULT_DRIVER_MEMORY
+        defaults = {CODEGEN_CACHE: SPARK_DEFAULT_CODEGEN_CACHE}
+        target = replace(target, spark_conf={**target.spark_conf, **defaults})
     spark = build_session(target, app_name=app_name)
     if spark_defaults:
         for key in RUNNER_TUNING:
@@ -92,7 +96,8 @@ def runner_like_session(
         print(
             "left at their defaults: "
             + ", ".join(f"{k}={settings.get(k, 'not set')}" for k in RUNNER_TUNING)
-            + f", driver heap {SPARK_DEFAULT_DRIVER_MEMORY}",
+            + f", driver heap {SPARK_DEFAULT_DRIVER_MEMORY}"
+            + f", {CODEGEN_CACHE}={SPARK_DEFAULT_CODEGEN_CACHE}",
             flush=True,
         )
     assert isinstance(target.warehouse, Path), "the bench writes to a local warehouse"

@@ -36,6 +36,9 @@ LOG_CONFIG = Path(__file__).resolve().parent / "log4j2.properties"
 CONNECT_SESSION_DEFAULTS = ("spark.sql.shuffle.partitions", "spark.sql.session.timeZone")
 CONNECT_TIMEOUT_SECONDS = 10
 
+CODEGEN_CACHE = "spark.sql.codegen.cache.maxEntries"
+CODEGEN_CACHE_ENTRIES = "1000"
+
 # Quiet, small defaults for one machine; project.yml's spark_conf overrides any of them.
 DEFAULT_CONF = {
     "spark.sql.extensions": "io.delta.sql.DeltaSparkSessionExtension",
@@ -58,6 +61,13 @@ DEFAULT_CONF = {
     # open-source Delta reads that list, and the check made an event-log append of a batch
     # take 0.54 s instead of 0.24 (bench/results/non-utc.md)
     "spark.databricks.delta.allFilesInCrc.verificationMode.forceOnNonUTC.enabled": "false",
+    # Spark keeps the classes it compiles from a plan's generated code in one cache per JVM,
+    # of 100 entries by default, split into segments that evict on their own. One batch of a
+    # model needs about 95 (the source's typing, the dedupe, Delta's MERGE and its snapshot
+    # state), so each batch compiled most of them again, and the JIT then compiled those:
+    # 50 batches of 2,000 events compiled 1,952 classes in 25 s, with 1,000 entries 120 in 4 s
+    # (bench/results/before-after-codegen-cache-*.md). A static setting: at session start.
+    CODEGEN_CACHE: CODEGEN_CACHE_ENTRIES,
     "spark.log.structuredLogging.enabled": "false",
     "spark.driver.extraJavaOptions": f"-Dlog4j2.configurationFile=file:{LOG_CONFIG}",
 }
