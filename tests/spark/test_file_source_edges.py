@@ -87,6 +87,13 @@ JSON_LINES: list[tuple[str, bytes, tuple | None]] = [
      bad("schema mismatch: amount (DECIMAL(10,2))")),
     ("a.json", b'{"order_id":"a19","amount":"2.5000000000000000000000000000000000","qty":19}',
      good("a19", "2.5", 19)),
+    # exponent forms: one a DECIMAL(10,2) holds; one it would round to 0.00 (1e-40 has more
+    # fraction digits than any decimal keeps)
+    ("a.json", b'{"order_id":"a20","amount":"2.5E1","qty":20}', good("a20", "25", 20)),
+    ("a.json", b'{"order_id":"a21","amount":1e-40,"qty":21}',
+     bad("schema mismatch: amount (DECIMAL(10,2))")),
+    ("a.json", b'{"order_id":"a22","amount":"1.234E0","qty":22}',
+     bad("schema mismatch: amount (DECIMAL(10,2))")),
     ("a.json", b" \t\x0b\x0c ", None),
     ("b.json", b'{"order_id":"b1","amount":1,"qty":1}', good("b1", "1", 1)),
     ("b.json", b'{"order_id":"b2","amount":2,"qty":2,"note":"caf\xe9"}', bad("invalid UTF-8")),
@@ -109,6 +116,7 @@ CSV_LINES: list[tuple[str, bytes, tuple | None]] = [
     ("a.csv", b"k6,6,6,", bad("wrong number of fields: 4 of 3")),
     ("a.csv", b"k7,,7", good("k7", None, 7)),
     ("a.csv", b" \t ", None),
+    ("a.csv", b"k9,1E-9,9", bad("schema mismatch: amount (DECIMAL(10,2))")),
     ("a.csv", b'k8,"8,8', bad("unreadable CSV: a quoted field is not closed")),
     ("b.csv", b"order_id,qty", None),
     ("b.csv", b"m1,1", bad("CSV header has no column(s): amount")),

@@ -21,6 +21,7 @@ from pyspark.sql.types import (
     DataType,
     DateType,
     DecimalType,
+    DoubleType,
     MapType,
     StringType,
     StructField,
@@ -68,9 +69,15 @@ def lossless_value(
     wide = text.try_cast(DecimalType(_MAX_PRECISION, wide_scale))
     # A text no longer than that scale has fewer fraction digits, so ``wide`` holds it exactly;
     # only a longer one (or none) has its fraction digits counted, by a regular expression.
+    # A number in exponent form can have more than any decimal holds (1E-40, which both casts
+    # round to zero): its DOUBLE must also be the typed value's.
     fraction_digits = F.length(F.regexp_extract(text, _FRACTION, 1))
     counted = (wide.isNull() | (wide == value)) & (fraction_digits <= scale)
-    exact = F.when(wide.isNull() | (F.length(text) > wide_scale), counted).otherwise(wide == value)
+    exponent = text.contains("e") | text.contains("E")
+    as_double = text.try_cast(DoubleType()) == value.cast(DoubleType())
+    checked = F.when(exponent, counted & as_double).otherwise(counted)
+    careful = wide.isNull() | (F.length(text) > wide_scale) | exponent
+    exact = F.when(careful, checked).otherwise(wide == value)
     return F.when(exact, value)
 
 
