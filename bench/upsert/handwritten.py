@@ -84,7 +84,7 @@ def runner_like_session(
     ``spark_defaults``, the settings in RUNNER_TUNING go back to Spark's and Delta's defaults
     (both are session settings, so unsetting them is enough)."""
     target = load(project_dir).target
-    if spark_defaults:  # Spark's own driver heap, not the runner's share of the machine
+    if spark_defaults:  # Spark's own heap and code cache, not the runner's (both set at start)
         os.environ["SPARK_DRIVER_MEMORY"] = SPARK_DEFAULT_DRIVER_MEMORY
         defaults = {CODEGEN_CACHE: SPARK_DEFAULT_CODEGEN_CACHE}
         target = replace(target, spark_conf={**target.spark_conf, **defaults})
@@ -97,7 +97,7 @@ def runner_like_session(
             "left at their defaults: "
             + ", ".join(f"{k}={settings.get(k, 'not set')}" for k in RUNNER_TUNING)
             + f", driver heap {SPARK_DEFAULT_DRIVER_MEMORY}"
-            + f", {CODEGEN_CACHE}={SPARK_DEFAULT_CODEGEN_CACHE}",
+            + f", {CODEGEN_CACHE}={settings.get(CODEGEN_CACHE, 'not set')}",
             flush=True,
         )
     assert isinstance(target.warehouse, Path), "the bench writes to a local warehouse"
