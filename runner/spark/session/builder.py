@@ -66,7 +66,7 @@ DEFAULT_CONF = {
     # model needs about 95 (the source's typing, the dedupe, Delta's MERGE and its snapshot
     # state), so each batch compiled most of them again, and the JIT then compiled those:
     # 50 batches of 2,000 events compiled 1,952 classes in 25 s, with 1,000 entries 120 in 4 s
-    # (bench/results/before-after-codegen-cache-*.md). A static setting: at session start.
+    # (bench/README.md, "Choices, each isolated"). A static setting: read at session start.
     CODEGEN_CACHE: CODEGEN_CACHE_ENTRIES,
     "spark.log.structuredLogging.enabled": "false",
     "spark.driver.extraJavaOptions": f"-Dlog4j2.configurationFile=file:{LOG_CONFIG}",
