@@ -6,12 +6,12 @@
 One SparkSession with the runner's settings (the project's target). The batch is one JSON-lines
 file of ``--lines`` events (one line in 200 malformed, so the quarantine write runs), as in the
 upsert bench's batches. Each round times, for the file source as it is now and as it was at
-commit ``--before`` (its files.py and columns.py loaded from git), the source's work on one
-batch as ``run_batch`` sees it, in three parts: ``prepare_file_batch`` (parse, persist, count),
-``quarantine_rejected`` (the quarantine write) and one pass over the good rows (the model's
-read), then ``release``. Each part's wall time and the CPU seconds of the JVM and this process
-(load-independent, unlike the walls). The two take turns; the first 3 rounds are left out (JVM
-warm-up). Writes bench/results/file_source_batch.md.
+commit ``--before`` (its files.py, source_batch.py and columns.py loaded from git), the
+source's work on one batch as ``run_batch`` sees it, in three parts: ``prepare_file_batch``
+(parse, persist, count), ``quarantine_rejected`` (the quarantine write) and one pass over the
+good rows (the model's read), then ``release``. Each part's wall time and the CPU seconds of
+the JVM and this process (load-independent, unlike the walls). The two take turns; the first
+3 rounds are left out (JVM warm-up). Writes bench/results/file_source_batch.md.
 """
 
 from __future__ import annotations
@@ -38,10 +38,7 @@ from bench.upsert.processes import load_average, process_cpu_seconds  # noqa: E4
 from runner.project import load  # noqa: E402
 from runner.spark.session.builder import build_session  # noqa: E402
 from runner.spark.sources import files as file_source  # noqa: E402
-from runner.spark.sources.source_batch import (  # noqa: E402
-    BatchSourceContext,
-    quarantine_rejected,
-)
+from runner.spark.sources import source_batch  # noqa: E402
 from runner.specs.stream import StreamSpec, TriggerSpec  # noqa: E402
 
 RESULTS = REPO / "bench" / "results" / "file_source_batch.md"
@@ -49,19 +46,27 @@ WARM_UP = 3
 SCHEMA = "order_id STRING, amount DECIMAL(10,2), updated_at TIMESTAMP, op STRING"
 
 
-def old_module(revision: str, scratch: Path) -> ModuleType:
-    """runner/spark/sources/files.py as it was at ``revision``, imported under another name,
-    with the columns module of the same revision."""
-    modules: dict[str, ModuleType] = {}
-    for name in ("columns", "files"):
-        source = subprocess.run(
+SOURCE_MODULES = ("columns", "source_batch", "files")
+
+
+def old_modules(revision: str, scratch: Path) -> dict[str, ModuleType]:
+    """runner/spark/sources/{columns,source_batch,files}.py as they were at ``revision``, each
+    imported under another name and importing the others of the same revision (a revision
+    without source_batch.py keeps today's)."""
+    modules: dict[str, ModuleType] = {"source_batch": source_batch}
+    for name in SOURCE_MODULES:
+        shown = subprocess.run(
             ["git", "show", f"{revision}:runner/spark/sources/{name}.py"],
             cwd=REPO,
-            check=True,
             capture_output=True,
             text=True,
-        ).stdout
-        source = source.replace("runner.spark.sources.columns", "file_source_before_columns")
+        )
+        if shown.returncode != 0 and name == "source_batch":
+            continue
+        shown.check_returncode()
+        source = shown.stdout
+        for other in SOURCE_MODULES:
+            source = source.replace(f"runner.spark.sources.{other}", f"file_source_before_{other}")
         path = scratch / f"file_source_before_{name}.py"
         path.write_text(source)
         spec = importlib.util.spec_from_file_location(path.stem, path)
@@ -70,7 +75,7 @@ def old_module(revision: str, scratch: Path) -> ModuleType:
         sys.modules[path.stem] = module
         spec.loader.exec_module(module)
         modules[name] = module
-    return modules["files"]
+    return modules
 
 
 def write_batch(landing: Path, lines: int) -> None:
@@ -116,7 +121,7 @@ PARTS = ("prepare", "quarantine", "rows", "total")
 
 
 def one_batch(
-    module: ModuleType,
+    modules: dict[str, ModuleType],
     spark: SparkSession,
     stream: StreamSpec,
     warehouse: Path,
@@ -125,13 +130,13 @@ def one_batch(
 ) -> tuple[dict[str, tuple[float, float]], int]:
     """(wall, CPU) seconds of each part of the source's work on one batch, and the good rows."""
     frame = batch_frame(spark, stream.path or Path())
-    context = BatchSourceContext("m", batch_id, warehouse, "bench")
+    context = modules["source_batch"].BatchSourceContext("m", batch_id, warehouse, "bench")
     clock = Clock(jvm_pid)
     parts = {}
-    batch = module.prepare_file_batch(stream, frame)
+    batch = modules["files"].prepare_file_batch(stream, frame)
     parts["prepare"] = clock.lap()
     try:
-        quarantine_rejected(batch, context)
+        modules["source_batch"].quarantine_rejected(batch, context)
         parts["quarantine"] = clock.lap()
         rows = batch.rows.count()
         parts["rows"] = clock.lap()
@@ -160,7 +165,10 @@ def main() -> None:
     }
     with tempfile.TemporaryDirectory(prefix="file-source-batch-") as scratch_name:
         scratch = Path(scratch_name)
-        modules = {"before": old_module(args.before, scratch), "after": file_source}
+        revisions = {
+            "before": old_modules(args.before, scratch),
+            "after": {"source_batch": source_batch, "files": file_source},
+        }
         landing = scratch / "landing"
         write_batch(landing, args.lines)
         stream = StreamSpec(
@@ -175,9 +183,9 @@ def main() -> None:
         )
         good = {}
         for round_ in range(args.rounds):
-            for name, module in modules.items():
+            for name, modules in revisions.items():
                 warehouse = scratch / name
-                parts, good[name] = one_batch(module, spark, stream, warehouse, round_, jvm_pid)
+                parts, good[name] = one_batch(modules, spark, stream, warehouse, round_, jvm_pid)
                 if round_ >= WARM_UP:
                     for part, took in parts.items():
                         seconds[name][part].append(took)

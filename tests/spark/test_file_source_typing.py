@@ -41,7 +41,8 @@ def typed(stream: StreamSpec, batch: DataFrame) -> tuple[list[dict], list[str]]:
     try:
         good = [row.asDict() for row in source.rows.collect()]
         assert source.rejected is not None
-        reasons = [row["reason"] for row in source.rejected.rows.collect()]
+        rejected = source.rejected.rows  # None when the batch counted no malformed line
+        reasons = [] if rejected is None else [row["reason"] for row in rejected.collect()]
     finally:
         source.release()
     return good, reasons

@@ -3,9 +3,9 @@
 Files are read line by line by Spark's ``text`` source (Hadoop's line reader, lines end at
 ``\n``; a final ``\r`` is dropped, so ``\r\n`` works): a file of any size is split into
 partitions and read in bounded memory, gzip included (one partition per ``.gz`` file). One
-Spark job per batch types every line in the JVM, persists the result and counts it per split
-of a file; those counts give each quarantined line its number in its file (``_numbered``).
-Per batch, each line is then:
+Spark job per batch types every line in the JVM, persists the result and counts it; when some
+lines are malformed, a second one counts the cached lines per split of a file, which gives each
+of them its number in its file (``_numbered``). Per batch, each line is then:
 
 - good: its declared columns, typed, plus ``_rescued_data``: the raw JSON of the fields the
   schema does not declare (null when there are none), so nothing the producer sent is lost;
@@ -35,7 +35,7 @@ import csv
 from dataclasses import dataclass
 from pathlib import Path
 
-from pyspark.sql import Column, DataFrame, Row, SparkSession
+from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import (
     ArrayType,
@@ -152,47 +152,49 @@ def prepare_file_batch(
     """Type the batch's lines: the good rows (declared columns, then ``_rescued_data``), the
     malformed ones for the quarantine, with their file and line number, and the counts.
 
-    One Spark job reads the files, types every line, persists the result and counts it per
-    split of a file (``persisted_counts``): the counts of the batch, and the numbers that give
-    each line its number in its file (``_numbered``), which only the quarantined lines need. A
-    CSV source with ``header: true`` runs one more small job first, for each file's header."""
+    One Spark job reads the files, types every line, persists the result and counts it
+    (``persisted_counts``). A batch with malformed lines runs one more job, on the cache, for
+    the numbers that give each of them its number in its file (``_numbered``). A CSV source
+    with ``header: true`` runs one more small job first, for each file's header."""
     schema = declared_schema(stream)
-    raw = batch_df.select(
-        FILE_COLUMN, BLOCK_COLUMN, F.monotonically_increasing_id().alias(ROW_ID_COLUMN), LINE_COLUMN
-    )
-    laid_out, width = _laid_out(stream, schema, raw)
+    row_id = F.monotonically_increasing_id().alias(ROW_ID_COLUMN)
+    if _has_header(stream):
+        lines, width = _with_headers(stream, schema, batch_df, row_id)
+        carried: list[str | Column] = [c for c in lines.columns if c != LINE_COLUMN]
+    else:
+        lines, width = batch_df, len(_layout(stream, schema, None).columns or [])
+        carried = [FILE_COLUMN, BLOCK_COLUMN, row_id]
     typing = _line_typing(stream, schema, width, project_root, type(batch_df).__module__)
+    if not _has_header(stream):
+        carried += typing.layout
     typed = (
-        laid_out.select("*", *typing.decoded)
-        .drop(LINE_COLUMN)
-        .select("*", *typing.parsed)
-        .select(*typing.typed)
+        lines.select(*carried, *typing.decoded).select("*", *typing.parsed).select(*typing.typed)
     )
-    splits = persisted_counts(typed, typing.split_measures, by=[FILE_COLUMN, BLOCK_COLUMN])
-    counts = SourceCounts(*(sum(int(row[k]) for row in splits) for k in ("read", "bad", "rescued")))
+    totals = persisted_counts(typed, typing.measures)
+    counts = SourceCounts(*(int(totals[k]) for k in ("read", "bad", "rescued")))
     rows = typed.where(typing.good_lines).select(*typing.good)
-    bad = typed.where(typing.bad_lines)
-    if counts.rows_quarantined:
-        bad = _numbered(bad, splits)
-    else:  # no line to number: spare the batch the table of offsets and its join
-        bad = bad.select("*", F.lit(None).cast(LongType()).alias(LINE_NUMBER_COLUMN))
     source: SourceKind = "json" if stream.format == "json" else "csv"
-    rejected = Rejected(bad.select(*typing.rejected), source)
-    return SourceBatch(rows, counts, typed.unpersist, counted=True, rejected=rejected)
+    rejected = None
+    if counts.rows_quarantined:  # no line to number otherwise: no job, no join
+        rejected = _numbered(typed, typed.where(typing.bad_lines)).select(*typing.rejected)
+    return SourceBatch(
+        rows, counts, typed.unpersist, counted=True, rejected=Rejected(rejected, source)
+    )
 
 
 @dataclass(frozen=True)
 class _LineTyping:
-    """The columns that turn a batch's laid-out lines into typed rows, counts and quarantine
-    rows, in the order ``prepare_file_batch`` applies them. They depend on the stream, the
-    widest CSV row and the project, never on the batch's data, so they are built once and
-    reused for every batch: building them is some hundreds of calls into Spark, a good part of
-    a small batch's time."""
+    """The columns that turn a batch's lines into typed rows, counts and quarantine rows, in
+    the order ``prepare_file_batch`` applies them. They depend on the stream, the widest CSV
+    row and the project, never on the batch's data, so they are built once and reused for
+    every batch: building them is some hundreds of calls into Spark, a good part of a small
+    batch's time."""
 
+    layout: list[Column]  # a CSV file's columns when they are the declared ones (``_layout``)
     decoded: list[Column]  # _valid, _text, _skip (``_decoded``)
     parsed: list[Column]  # JSON: the fields as text and the keys; CSV: the tokens
     typed: list[Column]  # the persisted frame's columns (``_typed``)
-    split_measures: list[Column]  # counted per split of a file, in the job that persists
+    measures: list[Column]  # the batch's counts, taken in the job that persists
     good_lines: Column
     good: list[Column]  # what the model reads
     bad_lines: Column
@@ -224,13 +226,20 @@ def _build_line_typing(
 ) -> _LineTyping:
     parsed, typed = _typed(stream, schema, width)
     skipped, reason = F.col(SKIP_COLUMN), F.col(REASON_COLUMN)
+    layout = []
+    if stream.format == "csv" and not _has_header(stream):
+        layout = [
+            F.lit(_layout(stream, schema, None).columns).alias(CSV_COLUMNS_COLUMN),
+            F.lit(None).cast(StringType()).alias(HEADER_ERROR_COLUMN),
+            F.lit([]).cast(ArrayType(StringType())).alias(EXTRA_NAMES_COLUMN),
+            F.lit([]).cast(ArrayType(IntegerType())).alias(EXTRA_INDEX_COLUMN),
+        ]
     return _LineTyping(
+        layout=layout,
         decoded=_decoded(stream),
         parsed=parsed,
         typed=typed,
-        split_measures=[
-            F.min(ROW_ID_COLUMN).alias(SPLIT_FIRST_COLUMN),
-            F.count(F.lit(1)).alias(SPLIT_LINES_COLUMN),
+        measures=[
             F.count_if(~skipped).alias("read"),
             F.count_if(~skipped & reason.isNotNull()).alias("bad"),
             F.count_if(~skipped & reason.isNull() & F.col(RESCUED_COLUMN).isNotNull()).alias(
@@ -286,15 +295,23 @@ _HEADERS_SCHEMA = StructType(
 )
 
 
-def _numbered(lines: DataFrame, splits: list[Row]) -> DataFrame:
-    """``lines`` (rows of the persisted batch) with their 1-based number in their file.
+def _numbered(typed: DataFrame, lines: DataFrame) -> DataFrame:
+    """``lines`` (rows of the persisted batch ``typed``) with their 1-based number in their file.
 
     Spark splits a large file into several partitions (``spark.sql.files.maxPartitionBytes``);
     a partition's rows keep their order, and so do the rows of one split. So the number of a
     line is the number of lines in the earlier splits of its file plus its place in its own
     split, found from ``monotonically_increasing_id`` (consecutive within a partition). The
-    per-split counts come from the job that persisted the batch, so the ids are the cached
-    ones; the table of offsets is small and broadcast."""
+    per-split counts are taken from the cache, so the ids are the cached ones; the table of
+    offsets is small and broadcast."""
+    splits = (
+        typed.groupBy(FILE_COLUMN, BLOCK_COLUMN)
+        .agg(
+            F.min(ROW_ID_COLUMN).alias(SPLIT_FIRST_COLUMN),
+            F.count(F.lit(1)).alias(SPLIT_LINES_COLUMN),
+        )
+        .collect()
+    )
     before: dict[str, int] = {}
     table = []
     for row in sorted(splits, key=lambda r: (r[FILE_COLUMN], r[BLOCK_COLUMN])):
@@ -308,26 +325,20 @@ def _numbered(lines: DataFrame, splits: list[Row]) -> DataFrame:
     )
 
 
-def _laid_out(stream: StreamSpec, schema: StructType, raw: DataFrame) -> tuple[DataFrame, int]:
-    """The batch's lines with their file's CSV layout (``_FileLayout``) and ``_first_line``
-    (true on a file's first line, where only a CSV header needs it), and the widest CSV row the
-    files' headers allow (0 for JSON).
-
-    Only a CSV source with ``header: true`` reads its files' first lines for it: one small job
-    keeps, for each file, its first split's smallest row id and that row's text."""
+def _has_header(stream: StreamSpec) -> bool:
+    """Whether the stream's files start with a CSV header line."""
     header = _csv_options(stream).get("header", "false").lower() == "true"
-    if stream.format != "csv" or not header:
-        layout = _layout(stream, schema, None)
-        columns = [
-            (F.lit(layout.columns), CSV_COLUMNS_COLUMN),
-            (F.lit(None).cast(StringType()), HEADER_ERROR_COLUMN),
-            (F.lit([]).cast(ArrayType(StringType())), EXTRA_NAMES_COLUMN),
-            (F.lit([]).cast(ArrayType(IntegerType())), EXTRA_INDEX_COLUMN),
-        ]
-        frame = raw.select("*", F.lit(False).alias(FIRST_LINE_COLUMN))
-        if stream.format == "csv":
-            frame = frame.select("*", *[c.alias(n) for c, n in columns])
-        return frame, len(layout.columns or [])
+    return stream.format == "csv" and header
+
+
+def _with_headers(
+    stream: StreamSpec, schema: StructType, batch_df: DataFrame, row_id: Column
+) -> tuple[DataFrame, int]:
+    """For a CSV source with ``header: true``: the batch's lines with their file's layout
+    (``_FileLayout``) and ``_first_line`` (true on a file's header line), and the widest row
+    the files' headers allow. One small job keeps, for each file, its first split's smallest
+    row id and that row's text."""
+    raw = batch_df.select(FILE_COLUMN, BLOCK_COLUMN, row_id, LINE_COLUMN)
     heads = (
         raw.where(F.col(BLOCK_COLUMN) == 0)
         .groupBy(FILE_COLUMN)
@@ -439,9 +450,8 @@ def _decoded(stream: StreamSpec) -> list[Column]:
     text = F.when(valid, _trimmed(text)).otherwise(
         F.regexp_replace(F.regexp_replace(text, "\r$", ""), f"^{BOM}", "")
     )
-    header = _csv_options(stream).get("header", "false").lower() == "true"
     skip = F.btrim(text, F.lit(WHITESPACE)) == ""
-    if stream.format == "csv" and header:
+    if _has_header(stream):
         skip = skip | F.coalesce(F.col(FIRST_LINE_COLUMN), F.lit(False))
     return [valid.alias(VALID_COLUMN), text.alias(TEXT_COLUMN), skip.alias(SKIP_COLUMN)]
 
