@@ -18,6 +18,7 @@ from pyspark.sql import DataFrame
 from runner.checkpoint_files import checkpoint_query_id
 from runner.error_text import first_line_with_cause
 from runner.errors import ModelSqlError, RunnerError
+from runner.lineage import quarantine_location
 from runner.model_sql import compile_batch
 from runner.project import Project
 from runner.s3_files import reach_s3_without_jvm
@@ -77,9 +78,9 @@ def run_batch(
     event log dropped unread with the test's scratch target. ``log_buffer``, given by a stream
     on a classic session, takes the row to its file, appended later with others
     (``event_log_buffer.py``); without it the row is appended in the batch. ``warmer``, given
-    when another batch follows on this session (a stream), starts computing the target's new
-    Delta state once the statements have committed, beside the event-log write
-    (``state_warmup.py``).
+    when another batch follows on this session (a stream), starts computing the new Delta state
+    of the target, and of the quarantine table when the batch wrote to it, once the statements
+    have committed, beside the event-log write (``state_warmup.py``).
 
     ``foreachBatch`` calls it through BatchExecutor; model unit tests call it directly with
     batches they build, so both go through exactly this code.
@@ -136,8 +137,12 @@ def run_batch(
             report.statements.append(result)
             if on_statement is not None:
                 on_statement(model.name, batch_id, result)
-        if warmer is not None and statements:
-            warmer.warm(session, target_location)
+        if warmer is not None:
+            # the tables this batch wrote, whose next write reads their new state
+            written = [target_location] if statements else []
+            if report.quarantined:
+                written.append(quarantine_location(project.target.warehouse, model.name))
+            warmer.warm(session, *written)
     finally:
         source.release()
     report.seconds = clock.elapsed()

@@ -15,6 +15,12 @@ event-log write), Spark's commit of the batch and the next batch's source. The n
 the snapshot of the same version in Delta's log cache with its state already there, or waits for
 the computation in flight instead of starting its own (the state is a lazy value: computed once).
 
+A batch that wrote rows to the model's quarantine table (malformed input, or rows failing an
+expectation) warms that table's state too, after the target's: its next write checks the same
+idempotent-write identity, so it would compute the state of the version this one wrote. A
+quarantine write of 10 rows took 0.70 s without it and 0.27 s after it (median of 17, one
+JVM; the warm-up itself 0.46 s).
+
 Nothing depends on it: when the warm-up fails, or another writer has committed a newer version
 meanwhile, the MERGE computes the state it needs as it always did. It only reads, so it cannot
 conflict with a writer.
@@ -31,7 +37,7 @@ from runner.storage import Location
 
 
 class StateWarmer:
-    """Computes a table's newest state in the background, one table version at a time.
+    """Computes tables' newest states in the background, one table at a time.
 
     Owned by one model's BatchExecutor: ``warm`` after a batch's statements, ``settle`` once the
     query has ended (so no Spark call outlives the session)."""
@@ -40,14 +46,17 @@ class StateWarmer:
         self._thread: threading.Thread | None = None
         self.last_error: str | None = None  # the newest warm-up failure, for diagnosis only
 
-    def warm(self, session: SparkSession, location: Location) -> None:
-        """Start computing the state of ``location``'s newest version. A warm-up still running
-        from the previous batch is waited for first: two would compete for the same cores."""
+    def warm(self, session: SparkSession, *locations: Location) -> None:
+        """Start computing the state of each of ``locations``' newest version, in their order.
+        A warm-up still running from the previous batch is waited for first: two would compete
+        for the same cores."""
         self.settle()
+        if not locations:
+            return
         self._thread = threading.Thread(
             target=self._describe,
-            args=(session, str(location)),
-            name=f"delta-state-warmup {location}",
+            args=(session, [str(location) for location in locations]),
+            name=f"delta-state-warmup {locations[0]}",
             daemon=True,
         )
         self._thread.start()
@@ -58,8 +67,9 @@ class StateWarmer:
             self._thread.join()
             self._thread = None
 
-    def _describe(self, session: SparkSession, location: str) -> None:
-        try:
-            session.sql(f"DESCRIBE DETAIL delta.`{location}`").collect()
-        except Exception as exc:  # the next MERGE computes the state itself: nothing is lost
-            self.last_error = first_line_with_cause(exc)
+    def _describe(self, session: SparkSession, locations: list[str]) -> None:
+        for location in locations:
+            try:
+                session.sql(f"DESCRIBE DETAIL delta.`{location}`").collect()
+            except Exception as exc:  # the next write computes the state itself: nothing lost
+                self.last_error = first_line_with_cause(exc)
