@@ -70,6 +70,13 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=2, help="runs of each code, taking turns")
     parser.add_argument("--skip", type=int, default=3, help="first batches left out of medians")
     parser.add_argument(
+        "--malformed-every",
+        type=int,
+        default=0,
+        help="a malformed line after every Nth event of each file, for the quarantine's path "
+        "(0: none)",
+    )
+    parser.add_argument(
         "--name", default="change", help="results/before-after-<name>.md: one file per change"
     )
     args = parser.parse_args()
@@ -90,7 +97,8 @@ def main() -> None:
     try:
         landing = WORK / "landing"
         spec = OrdersSpec(files=args.files, events_per_file=args.events, keys=10 * args.events)
-        land_files(generate_orders(spec).files, landing)
+        for path in land_files(generate_orders(spec).files, landing):
+            with_malformed_lines(path, args.malformed_every)
         load_before = load_average()
         runs = []
         for number in range(1, args.rounds + 1):
@@ -103,6 +111,25 @@ def main() -> None:
     results = RESULTS / f"before-after-{args.name}.md"
     results.write_text(report(runs, figures, args, before, after, load_before, load_after))
     print(results.read_text())
+
+
+MALFORMED_LINE = '{"order_id": "cut short'
+
+
+def with_malformed_lines(path: Path, every: int) -> None:
+    """Put a malformed line (quarantined as invalid JSON) after every ``every``-th line of
+    ``path``, keeping its modification time (the stream's file order)."""
+    if every <= 0:
+        return
+    stat = path.stat()
+    lines = path.read_text().splitlines()
+    out = []
+    for number, line in enumerate(lines, start=1):
+        out.append(line)
+        if number % every == 0:
+            out.append(MALFORMED_LINE)
+    path.write_text("\n".join(out) + "\n")
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
 
 
 def run_once(code: str, number: int, landing: Path, worktree: Path) -> Run:
@@ -182,11 +209,20 @@ def report(
         "# The runner before and after a change, on the same input\n\n"
         f"`.venv/bin/python bench/runner_before_after.py --before {args.before} --change "
         f'"{args.change}" --files {args.files} --events {args.events} --rounds {args.rounds} '
-        f"--skip {args.skip} --name {args.name}`, {when}, {os.cpu_count()} CPUs. Load average "
+        f"--skip {args.skip}"
+        + (f" --malformed-every {args.malformed_every}" if args.malformed_every else "")
+        + f" --name {args.name}`, {when}, {os.cpu_count()} CPUs. Load average "
         f"(1/5/15 min) before {load_before}, after {load_after}.\n\n"
         f"**Change:** {args.change}. *before* is commit {before}, *after* is {after}. Each run "
         f"is `runner run` of the upsert bench's orders model over the same {args.files} files of "
-        f"{args.events:,} seeded order events (one batch each, no maintenance), in a fresh "
+        f"{args.events:,} seeded order events (one batch each, no maintenance)"
+        + (
+            f", each with a malformed line after every {args.malformed_every}th event (to the "
+            "quarantine)"
+            if args.malformed_every
+            else ""
+        )
+        + ", in a fresh "
         "project and its own JVM; the codes take turns. Medians over batches "
         f"{args.skip} onward, from each run's event log, in seconds: *batch* is the event "
         "log's `seconds` (up to the event-log write), *start to start* from one batch's start "
