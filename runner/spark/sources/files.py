@@ -158,15 +158,16 @@ def prepare_file_batch(
     with ``header: true`` runs one more small job first, for each file's header."""
     schema = declared_schema(stream)
     row_id = F.monotonically_increasing_id().alias(ROW_ID_COLUMN)
-    if _has_header(stream):
+    header = _has_header(stream)
+    if header:
         lines, width = _with_headers(stream, schema, batch_df, row_id)
-        carried: list[str | Column] = [c for c in lines.columns if c != LINE_COLUMN]
     else:
         lines, width = batch_df, len(_layout(stream, schema, None).columns or [])
-        carried = [FILE_COLUMN, BLOCK_COLUMN, row_id]
     typing = _line_typing(stream, schema, width, project_root, type(batch_df).__module__)
-    if not _has_header(stream):
-        carried += typing.layout
+    # the lines' own columns, then their text decoded, in one projection
+    carried: list[str | Column] = [FILE_COLUMN, BLOCK_COLUMN, row_id, *typing.layout]
+    if header:
+        carried = [c for c in lines.columns if c != LINE_COLUMN]
     typed = (
         lines.select(*carried, *typing.decoded).select("*", *typing.parsed).select(*typing.typed)
     )
