@@ -164,10 +164,13 @@ def prepare_file_batch(
     else:
         lines, width = batch_df, len(_layout(stream, schema, None).columns or [])
     typing = _line_typing(stream, schema, width, project_root, type(batch_df).__module__)
-    # the lines' own columns, then their text decoded, in one projection
-    carried: list[str | Column] = [FILE_COLUMN, BLOCK_COLUMN, row_id, *typing.layout]
-    if header:
-        carried = [c for c in lines.columns if c != LINE_COLUMN]
+    # the lines' own columns (and their file's layout), then their text decoded, in one
+    # projection
+    carried: list[str | Column] = (
+        [c for c in lines.columns if c != LINE_COLUMN]
+        if header
+        else [FILE_COLUMN, BLOCK_COLUMN, row_id, *typing.layout]
+    )
     typed = (
         lines.select(*carried, *typing.decoded).select("*", *typing.parsed).select(*typing.typed)
     )
