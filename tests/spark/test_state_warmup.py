@@ -130,8 +130,9 @@ def test_a_streams_merges_find_the_state_computed(spark: SparkSession, cli, tmp_
 def test_a_streams_quarantine_writes_find_the_state_computed(spark, cli, tmp_path: Path):
     """Each batch quarantines a line. Its write checks the quarantine table's idempotent-write
     identity, which reads the state of the version the previous write made: warmed after each
-    batch, no batch computes one. With the quarantine table left out of the warm-up, every
-    batch did: (4, 4)."""
+    batch (and waited for by the next batch's write), no batch after the first computes one.
+    The first writes into the table it has just created, which no warm-up has seen. With the
+    quarantine table left out of the warm-up, every batch did: (4, 4)."""
     root = write_project(tmp_path / "warm", {"warm": MODEL})
-    executions = run_over_files(spark, cli, root, malformed=True)
-    assert merges_computing_state(executions) == (4, 0)
+    merges, computing = merges_computing_state(run_over_files(spark, cli, root, malformed=True))
+    assert merges == 4 and computing <= 1

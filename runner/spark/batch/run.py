@@ -105,7 +105,10 @@ def run_batch(
         # it is written, or ALTER the target
         rows = apply_schema_drift(session, project, model, source.rows)
         report.phases["schema_drift"] = clock.lap()
-        # the source's malformed input, once the batch may go on (part of the source's time)
+        # the source's malformed input, once the batch may go on (part of the source's time);
+        # a warm-up still computing the quarantine table's state is waited for, not repeated
+        if warmer is not None and source.counts.rows_quarantined:
+            warmer.settle()
         quarantine_rejected(source, source_context)
         report.phases["source"] += clock.lap()
         # row expectations: counted, failing rows dropped or quarantined, or the batch stops;

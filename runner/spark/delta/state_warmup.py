@@ -19,7 +19,8 @@ A batch that wrote rows to the model's quarantine table (malformed input, or row
 expectation) warms that table's state too, after the target's: its next write checks the same
 idempotent-write identity, so it would compute the state of the version this one wrote. A
 quarantine write of 10 rows took 0.70 s without it and 0.27 s after it (median of 17, one
-JVM; the warm-up itself 0.46 s).
+JVM; the warm-up itself 0.46 s). That write comes early in the next batch, before its MERGE,
+so ``run_batch`` waits for the warm-up in flight before it (``settle``) rather than race it.
 
 Nothing depends on it: when the warm-up fails, or another writer has committed a newer version
 meanwhile, the MERGE computes the state it needs as it always did. It only reads, so it cannot
