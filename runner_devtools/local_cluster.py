@@ -194,6 +194,7 @@ class LocalCluster:
                 "spark.sql.session.timeZone",
                 "spark.sql.streaming.stopTimeout",
                 "spark.databricks.delta.snapshotPartitions",
+                "spark.hadoop.fs.AbstractFileSystem.file.impl",
                 "spark.driver.extraJavaOptions",
             )
         }

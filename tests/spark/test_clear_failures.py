@@ -69,7 +69,7 @@ def test_a_damaged_newest_commit_is_named_and_deleting_it_loses_nothing(
         "the checkpoint",
     ]
     commit.unlink()
-    (commit.parent / ".0.crc").unlink()
+    (commit.parent / ".0.crc").unlink(missing_ok=True)  # only where Hadoop wrote one
     again = cli("run", "-m", "m", "-p", root)
     assert again.exit_code == 0, again.output + again.stderr
     assert "m batch 0: 1 rows in" in again.output and "already applied" in again.output
