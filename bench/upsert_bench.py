@@ -43,7 +43,9 @@ from bench.upsert.freshness_run import run_freshness  # noqa: E402
 from bench.upsert.large_run import run_large  # noqa: E402
 from bench.upsert.plan import (  # noqa: E402
     LAYOUTS,
+    MAINTENANCE_NAMES,
     RECIPES,
+    RUNNER_DEFAULT_MAINTENANCE,
     SIZES,
     BenchSize,
     Layout,
@@ -269,11 +271,16 @@ def child_env() -> dict[str, str]:
     return env
 
 
-def output_paths(size: BenchSize, goals: frozenset[int]) -> tuple[Path, Path]:
-    """upsert.md (full) or upsert-<size>.md; a run of some goals only adds which."""
+def output_paths(
+    size: BenchSize, goals: frozenset[int], maintenance: tuple[str, ...] = MAINTENANCE_NAMES
+) -> tuple[Path, Path]:
+    """upsert.md (full) or upsert-<size>.md; a run of some goals only adds which, and a run of
+    some of goal 4's maintenance variants which of them (upsert-goals-4-none.md)."""
     stem = "upsert" if size.name == "full" else f"upsert-{size.name}"
     if goals != ALL_GOALS:
         stem += "-goals-" + "".join(map(str, sorted(goals)))
+    if 4 in goals and maintenance != MAINTENANCE_NAMES:
+        stem += "-" + "-".join(maintenance)
     return RESULTS / f"{stem}.md", RESULTS / f"{stem}.png"
 
 
@@ -290,6 +297,21 @@ def goal_numbers(text: str) -> frozenset[int]:
     return goals
 
 
+def maintenance_names(text: str) -> tuple[str, ...]:
+    names = tuple(part.strip() for part in text.split(","))
+    unknown = [name for name in names if name not in MAINTENANCE_NAMES]
+    if unknown:
+        raise argparse.ArgumentTypeError(
+            f"{', '.join(unknown)}: goal 4's variants are {', '.join(MAINTENANCE_NAMES)}"
+        )
+    if RUNNER_DEFAULT_MAINTENANCE not in names:
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: include {RUNNER_DEFAULT_MAINTENANCE!r}, the runner's default: the "
+            "OPTIMIZEd copy every variant is compared with is a copy of its target"
+        )
+    return tuple(name for name in MAINTENANCE_NAMES if name in names)  # in the bench's order
+
+
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else "")
     parser.add_argument("--size", choices=sorted(SIZES), default="small")
@@ -300,6 +322,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         default=ALL_GOALS,
         help="run only these goals' parts, e.g. 2,4 (default: all, 1 to 5; goals 1 and 5 share "
         "the small-batch variants, 5 adds the curve)",
+    )
+    parser.add_argument(
+        "--maintenance",
+        type=maintenance_names,
+        default=MAINTENANCE_NAMES,
+        help="goal 4: land its batches only with these maintenance variants, e.g. none (a "
+        f"quarter of goal 4's time); default: all, {','.join(MAINTENANCE_NAMES)}",
     )
     parser.add_argument("--work", type=Path, help="default: target/bench/upsert-<size>")
     return parser.parse_args(argv)
@@ -344,7 +373,7 @@ def main(argv: list[str] | None = None) -> None:
     fresh = run_freshness(steps, size) if 3 in goals else []
     if fresh:
         parts.append(freshness_run.readback_request(fresh))
-    small_files = run_small_files(steps, size) if 4 in goals else None
+    small_files = run_small_files(steps, size, args.maintenance) if 4 in goals else None
     if small_files:
         parts.append(small_files_run.readback_request(small_files))
 
@@ -366,7 +395,7 @@ def main(argv: list[str] | None = None) -> None:
         freshness=freshness_run.freshness_results(fresh),
         small_files=small_files_run.small_files_results(small_files, answer) if small_files else {},
     )
-    write_outputs(results, goals)
+    write_outputs(results, goals, args.maintenance)
 
 
 def any_project(work: Path) -> Path:
@@ -374,11 +403,13 @@ def any_project(work: Path) -> Path:
     return min(work.rglob("project.yml")).parent
 
 
-def write_outputs(results: BenchResults, goals: frozenset[int]) -> None:
+def write_outputs(
+    results: BenchResults, goals: frozenset[int], maintenance: tuple[str, ...]
+) -> None:
     from bench.upsert.plot import write_plot
     from bench.upsert.report import markdown, summary_lines
 
-    text_path, plot_path = output_paths(results.size, goals)
+    text_path, plot_path = output_paths(results.size, goals, maintenance)
     text_path.write_text(markdown(results))
     write_plot(results, plot_path)
     for line in summary_lines(results):

@@ -167,6 +167,7 @@ MAINTENANCE = (
     ),
 )
 RUNNER_DEFAULT_MAINTENANCE = "none"
+MAINTENANCE_NAMES = tuple(m.name for m in MAINTENANCE)
 OPTIMIZED_COPY = "optimized-copy"  # goal 4's reference: the target without maintenance, OPTIMIZEd
 SCAN_REPEATS = 5  # goal 4's full-scan query, timed this many times after one to warm up
 # every column read (a count alone Delta may answer from the log's statistics)

@@ -4,6 +4,7 @@ every variant. No JVM."""
 
 from __future__ import annotations
 
+import argparse
 from dataclasses import replace
 from datetime import UTC, datetime
 
@@ -170,3 +171,17 @@ def test_between_batches_reads_when_each_row_was_logged_else_the_event_log_commi
     )
     unknown = VariantResult("runner", 0.0, 60.0, 1 << 30, appended.batches, event_log_commits=())
     assert unknown.between_batches() is None
+
+
+def test_goal_4_may_run_some_maintenance_variants_always_with_the_runners_default() -> None:
+    from bench.upsert_bench import maintenance_names, output_paths
+
+    assert maintenance_names("auto-compact,none") == ("none", "auto-compact")
+    with pytest.raises(argparse.ArgumentTypeError, match="include 'none'"):
+        maintenance_names("auto-compact")
+    with pytest.raises(argparse.ArgumentTypeError, match="vacuum: goal 4's variants are"):
+        maintenance_names("none,vacuum")
+    subset, _ = output_paths(SIZE, frozenset({4}), ("none",))
+    assert subset.name == "upsert-goals-4-none.md"
+    every, _ = output_paths(SIZE, frozenset({4}))
+    assert every.name == "upsert-goals-4.md"
