@@ -7,10 +7,11 @@ A change to the runner's batch path is argued from this bench (issue #33 asks fo
 an after row per change). It makes a git worktree of ``--before`` under
 ``target/bench/before-after/``, lands goal 1's kind of input once (seeded order events, one file
 a batch, `bench/upsert/events.py`), then runs `runner run` of the upsert bench's orders model
-over it, once per round with each code, taking turns (before, after, before, after, ...), each
-run in a fresh project and its own process and JVM. The earlier code is the worktree's `runner`
-package, put ahead of this checkout's with ``PYTHONPATH``; everything else (Python packages,
-Spark, Delta's jars) is shared, so only the runner's own code differs.
+over it, once per round with each code, taking turns in mirrored pairs (before, after, after,
+before, before, after, ...: a machine that slows down or speeds up over the runs favours
+neither code), each run in a fresh project and its own process and JVM. The earlier code is
+the worktree's `runner` package, put ahead of this checkout's with ``PYTHONPATH``; everything
+else (Python packages, Spark, Delta's jars) is shared, so only the runner's own code differs.
 
 At the end one JVM reads every run's event log. The results (``results/before-after-<name>.md``,
 one file per change) give, per run and as the median over the runs of each code: the median
@@ -102,7 +103,7 @@ def main() -> None:
         load_before = load_average()
         runs = []
         for number in range(1, args.rounds + 1):
-            for code in ("before", "after"):
+            for code in round_order(number):
                 runs.append(run_once(code, number, landing, worktree))
         load_after = load_average()
         figures = read_figures(runs, args.skip)
@@ -111,6 +112,14 @@ def main() -> None:
     results = RESULTS / f"before-after-{args.name}.md"
     results.write_text(report(runs, figures, args, before, after, load_before, load_after))
     print(results.read_text())
+
+
+def round_order(number: int) -> tuple[str, str]:
+    """Which code runs first in round ``number`` (from 1): before in odd rounds, after in even
+    ones. With plain turns the later code always runs after the earlier one, so a drift of the
+    machine over the runs (seen here: the same code 77, 73 and 68 s in three rounds) reads as
+    the change's effect."""
+    return ("before", "after") if number % 2 else ("after", "before")
 
 
 MALFORMED_LINE = '{"order_id": "cut short'
@@ -223,7 +232,8 @@ def report(
             else ""
         )
         + ", in a fresh "
-        "project and its own JVM; the codes take turns. Medians over batches "
+        "project and its own JVM; the codes take turns in mirrored pairs (before, after, after, "
+        "before, ...). Medians over batches "
         f"{args.skip} onward, from each run's event log, in seconds: *batch* is the event "
         "log's `seconds` (up to the event-log write), *start to start* from one batch's start "
         "to the next one's (the batch, its event-log write, Spark's commit, the next trigger), "
