@@ -117,8 +117,7 @@ def main() -> None:
 def round_order(number: int) -> tuple[str, str]:
     """Which code runs first in round ``number`` (from 1): before in odd rounds, after in even
     ones. With plain turns the later code always runs after the earlier one, so a drift of the
-    machine over the runs (seen here: the same code 77, 73 and 68 s in three rounds) reads as
-    the change's effect."""
+    machine over the runs reads as the change's effect (bench/README.md, the ParallelGC trial)."""
     return ("before", "after") if number % 2 else ("after", "before")
 
 

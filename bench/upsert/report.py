@@ -197,7 +197,11 @@ def small_files_table(results: BenchResults) -> list[str]:
         + "; ".join(
             f"**{m.name}**: {m.description}" for m in MAINTENANCE if m.name in results.small_files
         )
-        + (f" (N = {spec.optimize_every})" if "optimize-every" in results.small_files else "")
+        + (
+            f" (N = {spec.optimize_every})"
+            if any(m.optimize_every for m in MAINTENANCE if m.name in results.small_files)
+            else ""
+        )
         + ". Then, in one process, each target's file count and "
         "the median time of a full-scan query (every column aggregated; "
         f"{SCAN_REPEATS} runs after one to warm up, the tables in turn) against a copy of the "
