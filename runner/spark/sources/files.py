@@ -32,6 +32,7 @@ batch's idempotent-write identities: a replayed batch neither loses nor duplicat
 from __future__ import annotations
 
 import csv
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -116,8 +117,13 @@ CSV_READER_OPTIONS = frozenset({"header", "sep", "delimiter", "quote", "escape",
 
 
 def read_file_stream(spark: SparkSession, stream: StreamSpec) -> DataFrame:
-    """One row per line of the new files: ``_file`` (its path), ``_block`` (where the split it
-    was read from starts in the file) and ``_line_text``. Lines end at ``\n`` only."""
+    """The new files' lines, typed in the stream's own plan (``typed_lines``), or, for a CSV
+    source with ``header: true``, whose typing needs each file's header, one row per line:
+    ``_file`` (its path), ``_block`` (where the split it was read from starts in the file) and
+    ``_line_text``. Lines end at ``\n`` only.
+
+    Typing in the stream's plan has Spark analyze its few hundred expressions once, when the
+    query starts, instead of once per batch: a fifth of a small batch's source time."""
     assert stream.path is not None
     options = {k: v for k, v in stream.reader_options().items() if k in FILE_STREAM_OPTIONS}
     frame = (
@@ -126,7 +132,8 @@ def read_file_stream(spark: SparkSession, stream: StreamSpec) -> DataFrame:
         .options(**options)
         .load(str(stream.path))
     )
-    return file_lines(frame)
+    lines = file_lines(frame)
+    return lines if _has_header(stream) else typed_lines(stream, lines)
 
 
 def file_lines(text: DataFrame) -> DataFrame:
@@ -139,6 +146,13 @@ def file_lines(text: DataFrame) -> DataFrame:
     )
 
 
+def is_file_batch(frame: DataFrame) -> bool:
+    """Whether ``frame`` is a batch of this source: lines (``file_lines``) or lines typed in
+    the stream's plan (``typed_lines``), not rows a model unit test gives as they are."""
+    columns = set(frame.columns)
+    return LINE_COLUMN in columns or {FILE_COLUMN, SKIP_COLUMN, REASON_COLUMN} <= columns
+
+
 def declared_schema(stream: StreamSpec) -> StructType:
     assert stream.schema is not None
     schema = _parse_datatype_string(stream.schema)
@@ -149,31 +163,27 @@ def declared_schema(stream: StreamSpec) -> StructType:
 def prepare_file_batch(
     stream: StreamSpec, batch_df: DataFrame, project_root: Path | None = None
 ) -> SourceBatch:
-    """Type the batch's lines: the good rows (declared columns, then ``_rescued_data``), the
-    malformed ones for the quarantine, with their file and line number, and the counts.
+    """Type the batch's lines (unless the stream's plan typed them: ``read_file_stream``):
+    the good rows (declared columns, then ``_rescued_data``), the malformed ones for the
+    quarantine, with their file and line number, and the counts.
 
     One Spark job reads the files, types every line, persists the result and counts it
     (``persisted_counts``). A batch with malformed lines runs one more job, on the cache, for
     the numbers that give each of them its number in its file (``_numbered``). A CSV source
     with ``header: true`` runs one more small job first, for each file's header."""
     schema = declared_schema(stream)
-    row_id = F.monotonically_increasing_id().alias(ROW_ID_COLUMN)
-    header = _has_header(stream)
-    if header:
+    api = type(batch_df).__module__
+    width = _declared_width(stream, schema)
+    if LINE_COLUMN not in batch_df.columns:  # typed in the stream's plan (read_file_stream)
+        typed = batch_df.withColumn(ROW_ID_COLUMN, F.monotonically_increasing_id())
+    elif _has_header(stream):
+        row_id = F.monotonically_increasing_id().alias(ROW_ID_COLUMN)
         lines, width = _with_headers(stream, schema, batch_df, row_id)
+        carried = [c for c in lines.columns if c != LINE_COLUMN]
+        typed = _apply_typing(lines, carried, _line_typing(stream, schema, width, None, api))
     else:
-        lines, width = batch_df, len(_layout(stream, schema, None).columns or [])
-    typing = _line_typing(stream, schema, width, project_root, type(batch_df).__module__)
-    # the lines' own columns (and their file's layout), then their text decoded, in one
-    # projection
-    carried: list[str | Column] = (
-        [c for c in lines.columns if c != LINE_COLUMN]
-        if header
-        else [FILE_COLUMN, BLOCK_COLUMN, row_id, *typing.layout]
-    )
-    typed = (
-        lines.select(*carried, *typing.decoded).select("*", *typing.parsed).select(*typing.typed)
-    )
+        typed = typed_lines(stream, batch_df)
+    typing = _line_typing(stream, schema, width, project_root, api)
     totals = persisted_counts(typed, typing.measures)
     counts = SourceCounts(*(int(totals[k]) for k in ("read", "bad", "rescued")))
     rows = typed.where(typing.good_lines).select(*typing.good)
@@ -184,6 +194,39 @@ def prepare_file_batch(
     return SourceBatch(
         rows, counts, typed.unpersist, counted=True, rejected=Rejected(rejected, source)
     )
+
+
+def typed_lines(stream: StreamSpec, lines: DataFrame) -> DataFrame:
+    """``lines`` (``file_lines``' shape, streaming or not) typed: the frame
+    ``prepare_file_batch`` persists, for a source whose layout does not depend on the files
+    (JSON, CSV without a header)."""
+    schema = declared_schema(stream)
+    width = _declared_width(stream, schema)
+    # the columns that type a line do not depend on the project (only the quarantine's do)
+    typing = _line_typing(stream, schema, width, None, type(lines).__module__)
+    # Spark refuses monotonically_increasing_id in a streaming plan: a stream's lines carry a
+    # null id, which prepare_file_batch fills in on the batch (whose partitions are the
+    # stream's splits, so the ids are consecutive within a split, as _numbered needs)
+    streaming = lines.isStreaming
+    row_id = (F.lit(None).cast(LongType()) if streaming else F.monotonically_increasing_id()).alias(
+        ROW_ID_COLUMN
+    )
+    return _apply_typing(lines, [FILE_COLUMN, BLOCK_COLUMN, row_id, *typing.layout], typing)
+
+
+def _apply_typing(
+    lines: DataFrame, carried: Sequence[str | Column], typing: _LineTyping
+) -> DataFrame:
+    """The lines' own columns (and their file's layout) and their text decoded, in one
+    projection; then parsed; then typed."""
+    decoded = lines.select(*carried, *typing.decoded)
+    return decoded.select("*", *typing.parsed).select(*typing.typed)
+
+
+def _declared_width(stream: StreamSpec, schema: StructType) -> int:
+    """The widest row of a source whose layout is the declared one: a CSV file without a
+    header holds the declared columns by position; JSON has no width."""
+    return len(_layout(stream, schema, None).columns or [])
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,6 @@ from pyspark.sql import DataFrame, SparkSession
 
 from runner.errors import ConfigError
 from runner.spark.sources import files, kafka
-from runner.spark.sources.columns import LINE_COLUMN
 from runner.spark.sources.source_batch import BatchSourceContext, SourceBatch, passed_through
 from runner.specs.stream import (
     DELTA_FORMAT,
@@ -61,7 +60,7 @@ def prepare_batch(
     """
     if stream.format == KAFKA_FORMAT:
         return kafka.prepare_kafka_batch(stream, batch_df)
-    if stream.format in LINE_FORMATS and LINE_COLUMN in batch_df.columns:
+    if stream.format in LINE_FORMATS and files.is_file_batch(batch_df):
         return files.prepare_file_batch(stream, batch_df, context.project_root)
     return passed_through(batch_df)
 
