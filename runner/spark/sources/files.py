@@ -2,7 +2,9 @@
 
 Files are read line by line by Spark's ``text`` source (Hadoop's line reader, lines end at
 ``\n``; a final ``\r`` is dropped, so ``\r\n`` works): a file of any size is split into
-partitions and read in bounded memory, gzip included (one partition per ``.gz`` file). One
+partitions and read in bounded memory, gzip included (one partition per ``.gz`` file). A
+stream's lines are typed in its own plan, analyzed once (``read_file_stream``; a CSV source
+with a header, whose typing needs each file's header, types each batch's lines itself). One
 Spark job per batch types every line in the JVM, persists the result and counts it; when some
 lines are malformed, a second one counts the cached lines per split of a file, which gives each
 of them its number in its file (``_numbered``). Per batch, each line is then:
@@ -123,7 +125,7 @@ def read_file_stream(spark: SparkSession, stream: StreamSpec) -> DataFrame:
     ``_line_text``. Lines end at ``\n`` only.
 
     Typing in the stream's plan has Spark analyze its few hundred expressions once, when the
-    query starts, instead of once per batch: a fifth of a small batch's source time."""
+    query starts, instead of once per batch (bench/README.md, the stream's plan typing)."""
     assert stream.path is not None
     options = {k: v for k, v in stream.reader_options().items() if k in FILE_STREAM_OPTIONS}
     frame = (
