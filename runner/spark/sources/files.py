@@ -176,15 +176,18 @@ def prepare_file_batch(
     schema = declared_schema(stream)
     api = type(batch_df).__module__
     width = _declared_width(stream, schema)
-    if LINE_COLUMN not in batch_df.columns:  # typed in the stream's plan (read_file_stream)
-        typed = batch_df.withColumn(ROW_ID_COLUMN, F.monotonically_increasing_id())
-    elif _has_header(stream):
+    if _has_header(stream):
         row_id = F.monotonically_increasing_id().alias(ROW_ID_COLUMN)
         lines, width = _with_headers(stream, schema, batch_df, row_id)
         carried = [c for c in lines.columns if c != LINE_COLUMN]
-        typed = _apply_typing(lines, carried, _line_typing(stream, schema, width, None, api))
+        typed = _apply_typing(
+            lines, carried, _line_typing(stream, schema, width, project_root, api)
+        )
     else:
-        typed = typed_lines(stream, batch_df)
+        # lines typed in the stream's plan (read_file_stream), or lines to type here; either
+        # way their row ids are numbered here (typed_lines)
+        lines = typed_lines(stream, batch_df) if LINE_COLUMN in batch_df.columns else batch_df
+        typed = lines.withColumn(ROW_ID_COLUMN, F.monotonically_increasing_id())
     typing = _line_typing(stream, schema, width, project_root, api)
     totals = persisted_counts(typed, typing.measures)
     counts = SourceCounts(*(int(totals[k]) for k in ("read", "bad", "rescued")))
@@ -199,20 +202,17 @@ def prepare_file_batch(
 
 
 def typed_lines(stream: StreamSpec, lines: DataFrame) -> DataFrame:
-    """``lines`` (``file_lines``' shape, streaming or not) typed: the frame
-    ``prepare_file_batch`` persists, for a source whose layout does not depend on the files
-    (JSON, CSV without a header)."""
+    """``lines`` (``file_lines``' shape, streaming or not) typed, for a source whose layout
+    does not depend on the files (JSON, CSV without a header): the frame
+    ``prepare_file_batch`` persists once it has numbered the rows."""
     schema = declared_schema(stream)
     width = _declared_width(stream, schema)
     # the columns that type a line do not depend on the project (only the quarantine's do)
     typing = _line_typing(stream, schema, width, None, type(lines).__module__)
-    # Spark refuses monotonically_increasing_id in a streaming plan: a stream's lines carry a
-    # null id, which prepare_file_batch fills in on the batch (whose partitions are the
-    # stream's splits, so the ids are consecutive within a split, as _numbered needs)
-    streaming = lines.isStreaming
-    row_id = (F.lit(None).cast(LongType()) if streaming else F.monotonically_increasing_id()).alias(
-        ROW_ID_COLUMN
-    )
+    # Spark refuses monotonically_increasing_id in a streaming plan: the lines carry a null row
+    # id, which prepare_file_batch fills in on the batch (whose partitions are the stream's
+    # splits, so the ids are consecutive within a split, as _numbered needs)
+    row_id = F.lit(None).cast(LongType()).alias(ROW_ID_COLUMN)
     return _apply_typing(lines, [FILE_COLUMN, BLOCK_COLUMN, row_id, *typing.layout], typing)
 
 
