@@ -42,6 +42,11 @@ EXTRA_INDEX_COLUMN = "_extra_index"  # and their 1-based places
 JSON_STRINGS_COLUMN = "_strings"  # the declared fields' raw text, and CORRUPT_COLUMN
 JSON_KEYS_COLUMN = "_keys"  # the object's top-level keys, repeats included
 CSV_TOKENS_COLUMN = "_tokens"  # the fields of the line, then a sentinel
+# Typing a parsed line: each declared field by its place in the schema (names may be anything).
+FIELD_TEXT_PREFIX = "_text_"  # the field's raw text, null when absent
+FIELD_VALUE_PREFIX = "_value_"  # its value as the declared type, null when it does not fit
+BROKEN_COLUMN = "_broken"  # what makes the line unreadable before its fields are typed
+MISFITS_COLUMN = "_misfits"  # "amount (DECIMAL(10,2)), ...": the fields whose value does not fit
 
 # -- Kafka: the record's own columns, then the value parsed -----------------------------------
 

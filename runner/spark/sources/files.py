@@ -53,11 +53,14 @@ from pyspark.sql.types import (
 from runner.spark.local_frames import local_frame
 from runner.spark.sources.columns import (
     BLOCK_COLUMN,
+    BROKEN_COLUMN,
     CORRUPT_COLUMN,
     CSV_COLUMNS_COLUMN,
     CSV_TOKENS_COLUMN,
     EXTRA_INDEX_COLUMN,
     EXTRA_NAMES_COLUMN,
+    FIELD_TEXT_PREFIX,
+    FIELD_VALUE_PREFIX,
     FILE_COLUMN,
     FIRST_LINE_COLUMN,
     HEADER_ERROR_COLUMN,
@@ -66,6 +69,7 @@ from runner.spark.sources.columns import (
     LINE_COLUMN,
     LINE_NUMBER_COLUMN,
     LINES_BEFORE_COLUMN,
+    MISFITS_COLUMN,
     RAW_COLUMN,
     REASON_COLUMN,
     ROW_ID_COLUMN,
@@ -220,9 +224,12 @@ def _apply_typing(
     lines: DataFrame, carried: Sequence[str | Column], typing: _LineTyping
 ) -> DataFrame:
     """The lines' own columns (and their file's layout) and their text decoded, in one
-    projection; then parsed; then typed."""
-    decoded = lines.select(*carried, *typing.decoded)
-    return decoded.select("*", *typing.parsed).select(*typing.typed)
+    projection; then each step of the typing (``_typed``) in a projection of its own; then the
+    typed frame's columns."""
+    frame = lines.select(*carried, *typing.decoded)
+    for step in typing.steps:
+        frame = frame.select("*", *step)
+    return frame.select(*typing.typed)
 
 
 def _declared_width(stream: StreamSpec, schema: StructType) -> int:
@@ -241,8 +248,8 @@ class _LineTyping:
 
     layout: list[Column]  # a CSV file's columns when they are the declared ones (``_layout``)
     decoded: list[Column]  # _valid, _text, _skip (``_decoded``)
-    parsed: list[Column]  # JSON: the fields as text and the keys; CSV: the tokens
-    typed: list[Column]  # the persisted frame's columns (``_typed``)
+    steps: list[list[Column]]  # parsed, then each declared field's text and value (``_typed``)
+    typed: list[Column]  # the persisted frame's columns
     measures: list[Column]  # the batch's counts, taken in the job that persists
     good_lines: Column
     good: list[Column]  # what the model reads
@@ -273,7 +280,7 @@ def _line_typing(
 def _build_line_typing(
     stream: StreamSpec, schema: StructType, width: int, project_root: Path | None
 ) -> _LineTyping:
-    parsed, typed = _typed(stream, schema, width)
+    steps, typed = _typed(stream, schema, width)
     skipped, reason = F.col(SKIP_COLUMN), F.col(REASON_COLUMN)
     layout = []
     if stream.format == "csv" and not _has_header(stream):
@@ -286,7 +293,7 @@ def _build_line_typing(
     return _LineTyping(
         layout=layout,
         decoded=_decoded(stream),
-        parsed=parsed,
+        steps=steps,
         typed=typed,
         measures=[
             F.count_if(~skipped).alias("read"),
@@ -514,33 +521,59 @@ def _trimmed(text: Column) -> Column:
 # -- typing ----------------------------------------------------------------------------------
 
 
-def _typed(stream: StreamSpec, schema: StructType, width: int) -> tuple[list[Column], list[Column]]:
-    """The columns a decoded line is parsed into (JSON: its fields as text and its keys; CSV:
-    its tokens), then the typed frame's: declared columns typed, ``_rescued_data``, ``_raw`` and
-    ``_reason`` (null when the line is good; ``_raw`` is kept for the bad lines only)."""
+def _typed(
+    stream: StreamSpec, schema: StructType, width: int
+) -> tuple[list[list[Column]], list[Column]]:
+    """The steps that type a decoded line, each a projection's new columns over the last
+    one's, then the typed frame's columns: the declared ones typed, ``_rescued_data``, ``_raw``
+    and ``_reason`` (null when the line is good; ``_raw`` is kept for the bad lines only).
+
+    The steps: the line parsed (JSON: its fields as text and its keys; CSV: its tokens); each
+    declared field's text, and what makes the line unreadable; each field's value; the fields
+    whose value does not fit; the reason. An expression that later ones use is a column of its
+    own step, referred to by name: used where it is built, each use would copy it (the reason
+    is in three of the typed columns, the misfits thrice in the reason, every value twice),
+    and Spark would optimize and plan every copy again on every batch (the typing took 0.2 s
+    of each trigger's planning at 2,000 lines: bench/README.md). Spark keeps the steps apart:
+    it merges two projections only when that copies no expression but cheap ones."""
     if stream.format == "json":
         parsed, raw_of, rescued, broken = _json_fields(stream, schema)
     else:
         parsed, raw_of, rescued, broken = _csv_fields(stream, schema, width)
     formats = {k: str(v) for k, v in stream.reader_options().items()}
-    value_of = {f.name: lossless_value(raw_of[f.name], f.dataType, formats) for f in schema.fields}
-    mismatch = unreadable_fields(schema.fields, raw_of, value_of)
+    texts = {f.name: F.col(f"{FIELD_TEXT_PREFIX}{i}") for i, f in enumerate(schema.fields)}
+    values = {f.name: F.col(f"{FIELD_VALUE_PREFIX}{i}") for i, f in enumerate(schema.fields)}
+    steps = [
+        parsed,
+        [
+            *[raw_of[f.name].alias(f"{FIELD_TEXT_PREFIX}{i}") for i, f in enumerate(schema.fields)],
+            broken.alias(BROKEN_COLUMN),
+        ],
+        [
+            lossless_value(texts[f.name], f.dataType, formats).alias(f"{FIELD_VALUE_PREFIX}{i}")
+            for i, f in enumerate(schema.fields)
+        ],
+        [unreadable_fields(schema.fields, texts, values).alias(MISFITS_COLUMN)],
+    ]
+    broken_column, misfits = F.col(BROKEN_COLUMN), F.col(MISFITS_COLUMN)
     reason = (
         F.when(~F.col(VALID_COLUMN), F.lit("invalid UTF-8"))
-        .when(broken.isNotNull(), broken)
-        .when(mismatch != "", schema_mismatch(mismatch))
+        .when(broken_column.isNotNull(), broken_column)
+        .when(misfits != "", schema_mismatch(misfits))
     )
+    steps.append([reason.alias(REASON_COLUMN)])
+    good = F.col(REASON_COLUMN).isNull()
     typed = [
         F.col(FILE_COLUMN),
         F.col(BLOCK_COLUMN),
         F.col(ROW_ID_COLUMN),
         F.col(SKIP_COLUMN),
-        F.when(reason.isNotNull(), F.make_valid_utf8(TEXT_COLUMN)).alias(RAW_COLUMN),
-        *[value_of[f.name].cast(f.dataType).alias(f.name) for f in schema.fields],
-        F.when(reason.isNull(), rescued).alias(RESCUED_COLUMN),
-        reason.alias(REASON_COLUMN),
+        F.when(~good, F.make_valid_utf8(TEXT_COLUMN)).alias(RAW_COLUMN),
+        *[values[f.name].cast(f.dataType).alias(f.name) for f in schema.fields],
+        F.when(good, rescued).alias(RESCUED_COLUMN),
+        F.col(REASON_COLUMN),
     ]
-    return parsed, typed
+    return steps, typed
 
 
 def _json_fields(
@@ -548,7 +581,7 @@ def _json_fields(
 ) -> tuple[list[Column], dict[str, Column], Column, Column]:
     """The columns a JSON line is parsed into, then its declared fields as raw text (a
     string's value, or a number's, object's or array's JSON text), the raw JSON of its
-    undeclared fields, and what makes it unreadable."""
+    undeclared fields (for a line that is not broken), and what makes it unreadable."""
     names = [f.name for f in schema.fields]
     options = {
         k: str(v)
@@ -586,10 +619,10 @@ def _json_fields(
             F.concat(F.lit("duplicate key: "), F.array_join(repeated, ", ")),
         )
     )
-    # No key repeats on a line that is not broken, so a key is undeclared when some key is not
-    # among the declared names.
+    # The rescued fields are kept for good lines only (``_typed``). No key repeats on a line
+    # that is not broken, so a key is undeclared when some key is not among the declared names.
     extras = F.map_filter(F.from_json(text, "MAP<STRING, VARIANT>"), lambda k, _: ~k.isin(names))
-    rescued = F.when(broken.isNull() & ~only_declared, F.to_json(extras))
+    rescued = F.when(~only_declared, F.to_json(extras))
     raw_of = {n: F.col(JSON_STRINGS_COLUMN)[n] for n in names}
     return parsed, raw_of, rescued, broken
 
