@@ -18,13 +18,18 @@ one file per change) give, per run and as the median over the runs of each code:
 batch (the event log's ``seconds``), the median start to next start (what a stream's
 throughput follows: the batch, its event-log write, Spark's commit and the next trigger), the
 MERGE statement and the source phase, all over batches ``--skip`` onward (the first ones warm
-the JVM up).
+the JVM up). With ``--spark-durations`` each run also writes Spark's event log (uncompressed, in
+its project), and the results add two of Spark's own durations per trigger
+(``StreamingQueryProgress.durationMs``, median): ``queryPlanning`` and the trigger outside the
+foreachBatch call (``triggerExecution`` less ``addBatch``: listing, planning, the checkpoint's
+writes).
 """
 
 from __future__ import annotations
 
 import argparse
 import datetime as dt
+import json
 import os
 import shutil
 import statistics
@@ -60,6 +65,8 @@ class Figures:
     merge: float
     source: float
     batches: int
+    planning: float | None = None  # Spark's queryPlanning per trigger, ms (--spark-durations)
+    outside: float | None = None  # triggerExecution - addBatch, ms
 
 
 def main() -> None:
@@ -76,6 +83,12 @@ def main() -> None:
         default=0,
         help="a malformed line after every Nth event of each file, for the quarantine's path "
         "(0: none)",
+    )
+    parser.add_argument(
+        "--spark-durations",
+        action="store_true",
+        help="also report Spark's queryPlanning and the trigger outside foreachBatch, from "
+        "Spark's event log (written by every run of both codes)",
     )
     parser.add_argument(
         "--name", default="change", help="results/before-after-<name>.md: one file per change"
@@ -104,7 +117,7 @@ def main() -> None:
         runs = []
         for number in range(1, args.rounds + 1):
             for code in round_order(number):
-                runs.append(run_once(code, number, landing, worktree))
+                runs.append(run_once(code, number, landing, worktree, args.spark_durations))
         load_after = load_average()
         figures = read_figures(runs, args.skip)
     finally:
@@ -140,8 +153,17 @@ def with_malformed_lines(path: Path, every: int) -> None:
     os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
 
 
-def run_once(code: str, number: int, landing: Path, worktree: Path) -> Run:
+def run_once(code: str, number: int, landing: Path, worktree: Path, durations: bool) -> Run:
     project = orders_project(WORK / f"{code}-{number}", landing, None)
+    if durations:
+        events = project / SPARK_EVENTS
+        events.mkdir()
+        with (project / "project.yml").open("a") as yml:
+            yml.write(
+                "      spark.eventLog.enabled: 'true'\n"
+                f"      spark.eventLog.dir: '{events}'\n"
+                "      spark.eventLog.compress: 'false'\n"
+            )
     env = dict(os.environ)
     env.setdefault("RUNNER_JARS_DIR", str(REPO / ".cache" / "jars"))  # the worktree has none
     if code == "before":
@@ -153,6 +175,27 @@ def run_once(code: str, number: int, landing: Path, worktree: Path) -> Run:
     wall = time.monotonic() - started
     print(f"==> {code} round {number}: {wall:.1f} s", flush=True)
     return Run(code, number, project, wall)
+
+
+SPARK_EVENTS = "spark-events"
+
+
+def spark_durations(project: Path, skip: int) -> tuple[float, float] | None:
+    """The medians of Spark's queryPlanning and of triggerExecution - addBatch (ms) over the
+    triggers from ``skip`` onward, from the run's Spark event log; None without one."""
+    progress = []
+    for path in sorted((project / SPARK_EVENTS).rglob("events_*")):
+        with path.open() as lines:
+            for line in lines:
+                if "QueryProgressEvent" in line:
+                    event = json.loads(line)["progress"]
+                    progress.append((event["batchId"], event["durationMs"]))
+    kept = [d for _, d in sorted(progress, key=lambda p: p[0])][skip:]
+    if not kept:
+        return None
+    planning = statistics.median(d.get("queryPlanning", 0) for d in kept)
+    outside = statistics.median(d["triggerExecution"] - d.get("addBatch", 0) for d in kept)
+    return planning, outside
 
 
 def read_figures(runs: list[Run], skip: int) -> dict[tuple[str, int], Figures]:
@@ -168,6 +211,7 @@ def read_figures(runs: list[Run], skip: int) -> dict[tuple[str, int], Figures]:
         starts = [r["started_at"].timestamp() for r in rows]
         cycles = [b - a for a, b in zip(starts, starts[1:], strict=False)][skip:]
         kept = rows[skip:]
+        durations = spark_durations(run.project, skip)
         found[(run.code, run.round)] = Figures(
             batch=statistics.median(r["seconds"] for r in kept),
             cycle=statistics.median(cycles),
@@ -179,6 +223,8 @@ def read_figures(runs: list[Run], skip: int) -> dict[tuple[str, int], Figures]:
                 for r in kept
             ),
             batches=len(rows),
+            planning=durations[0] if durations else None,
+            outside=durations[1] if durations else None,
         )
     spark.stop()
     return found
@@ -194,17 +240,28 @@ def report(
     load_after: str,
 ) -> str:
     when = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    spark = args.spark_durations
+
+    def sparks(planning: float | None, outside: float | None) -> str:
+        if not spark:
+            return ""
+        return (
+            " " + " | ".join("-" if v is None else f"{v:.0f}" for v in (planning, outside)) + " |"
+        )
+
     rows = []
     for run in runs:
         f = figures[(run.code, run.round)]
         rows.append(
             f"| {run.code} | {run.round} | {f.batch:.2f} | {f.cycle:.2f} | {f.merge:.2f} "
-            f"| {f.source:.2f} | {run.wall:.1f} |"
+            f"| {f.source:.2f} | {run.wall:.1f} |" + sparks(f.planning, f.outside)
         )
     summary = []
     for code in ("before", "after"):
         mine = [figures[(r.code, r.round)] for r in runs if r.code == code]
         walls = [r.wall for r in runs if r.code == code]
+        planned = [f.planning for f in mine if f.planning is not None]
+        outside = [f.outside for f in mine if f.outside is not None]
         summary.append(
             f"| **{code}** (median of {len(mine)}) "
             f"| {statistics.median(f.batch for f in mine):.2f} "
@@ -212,13 +269,23 @@ def report(
             f"| {statistics.median(f.merge for f in mine):.2f} "
             f"| {statistics.median(f.source for f in mine):.2f} "
             f"| {statistics.median(walls):.1f} |"
+            + sparks(
+                statistics.median(planned) if planned else None,
+                statistics.median(outside) if outside else None,
+            )
         )
+    header = "| code | round | batch | start to start | MERGE | source | wall |"
+    rule = "|---|---|---|---|---|---|---|"
+    if spark:
+        header += " queryPlanning (ms) | trigger outside foreachBatch (ms) |"
+        rule += "---|---|"
     return (
         "# The runner before and after a change, on the same input\n\n"
         f"`.venv/bin/python bench/runner_before_after.py --before {args.before} --change "
         f'"{args.change}" --files {args.files} --events {args.events} --rounds {args.rounds} '
         f"--skip {args.skip}"
         + (f" --malformed-every {args.malformed_every}" if args.malformed_every else "")
+        + (" --spark-durations" if spark else "")
         + f" --name {args.name}`, {when}, {os.cpu_count()} CPUs. Load average "
         f"(1/5/15 min) before {load_before}, after {load_after}.\n\n"
         f"**Change:** {args.change}. *before* is commit {before}, *after* is {after}. Each run "
@@ -236,9 +303,21 @@ def report(
         f"{args.skip} onward, from each run's event log, in seconds: *batch* is the event "
         "log's `seconds` (up to the event-log write), *start to start* from one batch's start "
         "to the next one's (the batch, its event-log write, Spark's commit, the next trigger), "
-        "*MERGE* the statement, *source* the source phase; *wall* is the whole process.\n\n"
-        "| code | round | batch | start to start | MERGE | source | wall |\n"
-        "|---|---|---|---|---|---|---|\n" + "\n".join(rows) + "\n" + "\n".join(summary) + "\n"
+        "*MERGE* the statement, *source* the source phase; *wall* is the whole process."
+        + (
+            " The last two columns are Spark's own durations per trigger (its event log, "
+            "written by every run: `StreamingQueryProgress.durationMs`, median over the same "
+            "batches): `queryPlanning`, and `triggerExecution` less `addBatch`, the trigger's "
+            "time outside the foreachBatch call (file listing, planning, the checkpoint's "
+            "writes)."
+            if spark
+            else ""
+        )
+        + f"\n\n{header}\n{rule}\n"
+        + "\n".join(rows)
+        + "\n"
+        + "\n".join(summary)
+        + "\n"
     )
 
 

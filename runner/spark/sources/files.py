@@ -533,9 +533,9 @@ def _typed(
     whose value does not fit; the reason. An expression that later ones use is a column of its
     own step, referred to by name: used where it is built, each use would copy it (the reason
     is in three of the typed columns, the misfits thrice in the reason, every value twice),
-    and Spark would optimize and plan every copy again on every batch (the typing took 0.2 s
-    of each trigger's planning at 2,000 lines: bench/README.md). Spark keeps the steps apart:
-    it merges two projections only when that copies no expression but cheap ones."""
+    and Spark would optimize and plan every copy again on every trigger (bench/README.md, the
+    typing's expressions built once). Spark keeps the steps apart: it merges two projections
+    only when that copies no expression but cheap ones."""
     if stream.format == "json":
         parsed, raw_of, rescued, broken = _json_fields(stream, schema)
     else:
