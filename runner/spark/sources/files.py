@@ -248,7 +248,7 @@ class _LineTyping:
 
     layout: list[Column]  # a CSV file's columns when they are the declared ones (``_layout``)
     decoded: list[Column]  # _valid, _text, _skip (``_decoded``)
-    steps: list[list[Column]]  # parsed, then each declared field's text and value (``_typed``)
+    steps: list[list[Column]]  # parsed, the fields' text, values, misfits, reason (``_typed``)
     typed: list[Column]  # the persisted frame's columns
     measures: list[Column]  # the batch's counts, taken in the job that persists
     good_lines: Column
