@@ -95,6 +95,9 @@ JSON_LINES: list[tuple[str, bytes, tuple | None]] = [
     ("a.json", b'{"order_id":"a22","amount":"1.234E0","qty":22}',
      bad("schema mismatch: amount (DECIMAL(10,2))")),
     ("a.json", b" \t\x0b\x0c ", None),
+    # whitespace before a line's text, and a line of one character: input, not blank
+    ("a.json", b' \t{"order_id":"a23","amount":23,"qty":23}', good("a23", "23", 23)),
+    ("a.json", b"x", bad("invalid JSON")),
     ("b.json", b'{"order_id":"b1","amount":1,"qty":1}', good("b1", "1", 1)),
     ("b.json", b'{"order_id":"b2","amount":2,"qty":2,"note":"caf\xe9"}', bad("invalid UTF-8")),
     ("b.json", b'{"order_id":"b3","amount":3,"qty":3}', good("b3", "3", 3)),

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from pyspark.errors import AnalysisException
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import (
@@ -35,16 +36,27 @@ _UNPRUNABLE = (BinaryType, BooleanType, MapType, StructType)
 def prepare_batch_facts(session: SparkSession, model: ModelSpec, batch_df: DataFrame) -> BatchFacts:
     """Measure the batch for rendering: its columns, the target's columns as they are now
     (after any ALTER of the schema-drift policy), the ``prune_by`` ranges. Reads only."""
-    target = (
-        tuple(session.table(model.target_table).columns)
-        if session.catalog.tableExists(model.target_table)
-        else None
-    )
     return BatchFacts(
         columns=tuple(batch_df.columns),
-        target_columns=target,
+        target_columns=table_columns(session, model.target_table),
         stats=column_stats(batch_df, model),
     )
+
+
+# What Spark says when a table (or its schema) is not there.
+_MISSING = frozenset({"TABLE_OR_VIEW_NOT_FOUND", "SCHEMA_NOT_FOUND"})
+
+
+def table_columns(session: SparkSession, table: str) -> tuple[str, ...] | None:
+    """``table``'s columns, or None while it does not exist (a target before its first
+    batch's CREATE). The table is looked up once: asking the catalog first whether it exists
+    would load a Delta table's newest version twice a batch."""
+    try:
+        return tuple(session.table(table).columns)
+    except AnalysisException as exc:
+        if exc.getCondition() in _MISSING:
+            return None
+        raise
 
 
 def column_stats(batch_df: DataFrame, model: ModelSpec) -> dict[str, ColumnStats]:

@@ -45,6 +45,8 @@ CSV_TOKENS_COLUMN = "_tokens"  # the fields of the line, then a sentinel
 # Typing a parsed line: each declared field by its place in the schema (names may be anything).
 FIELD_TEXT_PREFIX = "_text_"  # the field's raw text, null when absent
 FIELD_VALUE_PREFIX = "_value_"  # its value as the declared type, null when it does not fit
+ONLY_DECLARED_COLUMN = "_only_declared"  # JSON: its keys are the declared names, none repeated
+FIELD_COUNT_COLUMN = "_fields"  # CSV: how many fields it has (negative: too many, or a quote open)
 BROKEN_COLUMN = "_broken"  # what makes the line unreadable before its fields are typed
 MISFITS_COLUMN = "_misfits"  # "amount (DECIMAL(10,2)), ...": the fields whose value does not fit
 

@@ -59,6 +59,7 @@ from runner.spark.sources.columns import (
     CSV_TOKENS_COLUMN,
     EXTRA_INDEX_COLUMN,
     EXTRA_NAMES_COLUMN,
+    FIELD_COUNT_COLUMN,
     FIELD_TEXT_PREFIX,
     FIELD_VALUE_PREFIX,
     FILE_COLUMN,
@@ -70,6 +71,7 @@ from runner.spark.sources.columns import (
     LINE_NUMBER_COLUMN,
     LINES_BEFORE_COLUMN,
     MISFITS_COLUMN,
+    ONLY_DECLARED_COLUMN,
     RAW_COLUMN,
     REASON_COLUMN,
     ROW_ID_COLUMN,
@@ -247,7 +249,7 @@ class _LineTyping:
     batch's time."""
 
     layout: list[Column]  # a CSV file's columns when they are the declared ones (``_layout``)
-    decoded: list[Column]  # _valid, _text, _skip (``_decoded``)
+    decoded: list[Column]  # _valid, _text (``_decoded``)
     steps: list[list[Column]]  # parsed, the fields' text, values, misfits, reason (``_typed``)
     typed: list[Column]  # the persisted frame's columns
     measures: list[Column]  # the batch's counts, taken in the job that persists
@@ -488,9 +490,8 @@ def _separator(options: dict[str, str]) -> str:
 
 def _decoded(stream: StreamSpec) -> list[Column]:
     """The columns that give each line as text: ``_valid`` (false when its bytes are not
-    UTF-8; a declared ``encoding`` decodes them instead), ``_text`` without a final ``\\r``
-    nor a leading byte-order mark, and ``_skip``: true for a line that is not input (blank,
-    or a CSV header), which is still counted for the numbering of the lines after it."""
+    UTF-8; a declared ``encoding`` decodes them instead) and ``_text`` without a final
+    ``\\r`` nor a leading byte-order mark."""
     value = F.col(LINE_COLUMN)
     options = stream.reader_options()
     encoding = next((str(options[k]) for k in ENCODING_OPTIONS if k in options), None)
@@ -506,10 +507,23 @@ def _decoded(stream: StreamSpec) -> list[Column]:
     text = F.when(valid, _trimmed(text)).otherwise(
         F.regexp_replace(F.regexp_replace(text, "\r$", ""), f"^{BOM}", "")
     )
-    skip = F.btrim(text, F.lit(WHITESPACE)) == ""
+    return [valid.alias(VALID_COLUMN), text.alias(TEXT_COLUMN)]
+
+
+def _skipped(stream: StreamSpec) -> Column:
+    """True for a line that is not input: blank (whitespace only, as Java's ``\\s`` has it),
+    or a CSV header. It is still counted for the numbering of the lines after it.
+
+    Only a line that is empty or starts with whitespace is trimmed whole: Spark's trim with
+    a set of characters indexes every character of the line first, which took a twelfth of
+    the typing's CPU when every line was trimmed (bench/README.md, the typing's CPU)."""
+    text, whitespace = F.col(TEXT_COLUMN), F.lit(WHITESPACE)
+    blank = F.when(
+        F.btrim(text.substr(1, 1), whitespace) == "", F.btrim(text, whitespace) == ""
+    ).otherwise(F.lit(False))
     if _has_header(stream):
-        skip = skip | F.coalesce(F.col(FIRST_LINE_COLUMN), F.lit(False))
-    return [valid.alias(VALID_COLUMN), text.alias(TEXT_COLUMN), skip.alias(SKIP_COLUMN)]
+        return blank | F.coalesce(F.col(FIRST_LINE_COLUMN), F.lit(False))
+    return blank
 
 
 def _trimmed(text: Column) -> Column:
@@ -528,30 +542,36 @@ def _typed(
     one's, then the typed frame's columns: the declared ones typed, ``_rescued_data``, ``_raw``
     and ``_reason`` (null when the line is good; ``_raw`` is kept for the bad lines only).
 
-    The steps: the line parsed (JSON: its fields as text and its keys; CSV: its tokens); each
-    declared field's text, and what makes the line unreadable; each field's value; the fields
-    whose value does not fit; the reason. An expression that later ones use is a column of its
-    own step, referred to by name: used where it is built, each use would copy it (the reason
-    is in three of the typed columns, the misfits thrice in the reason, every value twice),
-    and Spark would optimize and plan every copy again on every trigger (bench/README.md, the
-    typing's expressions built once). Spark keeps the steps apart: it merges two projections
-    only when that copies no expression but cheap ones."""
+    The steps: the line parsed (JSON: its fields as text and its keys; CSV: its tokens), and
+    whether it is input at all (``_skipped``); each declared field's text, and what later
+    steps ask of the parsed line more than once (JSON: whether its keys are the declared
+    names, none repeated; CSV: how many fields it has); each field's value, and what makes the
+    line unreadable; the fields whose value does not fit; the reason. An expression that
+    later ones use is a column of its own step, referred to by name: used where it is built,
+    each use would copy it (the reason is in three of the typed columns, the misfits thrice in
+    the reason, every value twice), and Spark would optimize and plan every copy again on
+    every trigger, and compute it again on every line (bench/README.md, the typing's
+    expressions built once). Spark keeps the steps apart: it merges two projections only when
+    that copies no expression but cheap ones."""
     if stream.format == "json":
-        parsed, raw_of, rescued, broken = _json_fields(stream, schema)
+        parsed, facts, raw_of, rescued, broken = _json_fields(stream, schema)
     else:
-        parsed, raw_of, rescued, broken = _csv_fields(stream, schema, width)
+        parsed, facts, raw_of, rescued, broken = _csv_fields(stream, schema, width)
     formats = {k: str(v) for k, v in stream.reader_options().items()}
     texts = {f.name: F.col(f"{FIELD_TEXT_PREFIX}{i}") for i, f in enumerate(schema.fields)}
     values = {f.name: F.col(f"{FIELD_VALUE_PREFIX}{i}") for i, f in enumerate(schema.fields)}
     steps = [
-        parsed,
+        [*parsed, _skipped(stream).alias(SKIP_COLUMN)],
         [
             *[raw_of[f.name].alias(f"{FIELD_TEXT_PREFIX}{i}") for i, f in enumerate(schema.fields)],
-            broken.alias(BROKEN_COLUMN),
+            *facts,
         ],
         [
-            lossless_value(texts[f.name], f.dataType, formats).alias(f"{FIELD_VALUE_PREFIX}{i}")
-            for i, f in enumerate(schema.fields)
+            *[
+                lossless_value(texts[f.name], f.dataType, formats).alias(f"{FIELD_VALUE_PREFIX}{i}")
+                for i, f in enumerate(schema.fields)
+            ],
+            broken.alias(BROKEN_COLUMN),
         ],
         [unreadable_fields(schema.fields, texts, values).alias(MISFITS_COLUMN)],
     ]
@@ -578,10 +598,11 @@ def _typed(
 
 def _json_fields(
     stream: StreamSpec, schema: StructType
-) -> tuple[list[Column], dict[str, Column], Column, Column]:
-    """The columns a JSON line is parsed into, then its declared fields as raw text (a
-    string's value, or a number's, object's or array's JSON text), the raw JSON of its
-    undeclared fields (for a line that is not broken), and what makes it unreadable."""
+) -> tuple[list[Column], list[Column], dict[str, Column], Column, Column]:
+    """The columns a JSON line is parsed into; whether its keys are the declared names, none
+    repeated; its declared fields as raw text (a string's value, or a number's, object's or
+    array's JSON text); the raw JSON of its undeclared fields (for a line that is not
+    broken); and what makes it unreadable."""
     names = [f.name for f in schema.fields]
     options = {
         k: str(v)
@@ -602,7 +623,8 @@ def _json_fields(
     # below are not (Spark evaluates them element by element, and they took a third of the
     # parse job's CPU), so they run only on the lines this test does not clear.
     declared_keys = sum((F.array_contains(keys, n).cast("int") for n in names), F.lit(0))
-    only_declared = F.size(keys) == declared_keys
+    facts = [(F.size(keys) == declared_keys).alias(ONLY_DECLARED_COLUMN)]
+    only_declared = F.col(ONLY_DECLARED_COLUMN)
     repeated = F.array_distinct(
         F.filter(keys, lambda k: F.size(F.filter(keys, lambda o: o == k)) > 1)
     )
@@ -624,14 +646,15 @@ def _json_fields(
     extras = F.map_filter(F.from_json(text, "MAP<STRING, VARIANT>"), lambda k, _: ~k.isin(names))
     rescued = F.when(~only_declared, F.to_json(extras))
     raw_of = {n: F.col(JSON_STRINGS_COLUMN)[n] for n in names}
-    return parsed, raw_of, rescued, broken
+    return parsed, facts, raw_of, rescued, broken
 
 
 def _csv_fields(
     stream: StreamSpec, schema: StructType, width: int
-) -> tuple[list[Column], dict[str, Column], Column, Column]:
-    """The columns a CSV line is parsed into, then its declared fields (by the file's header,
-    or by position), the raw JSON of the undeclared columns, and what makes it unreadable.
+) -> tuple[list[Column], list[Column], dict[str, Column], Column, Column]:
+    """The columns a CSV line is parsed into; how many fields it has; its declared fields (by
+    the file's header, or by position); the raw JSON of the undeclared columns; and what makes
+    it unreadable.
     Spark's ``from_csv`` splits the line (quoting, escapes, ``nullValue``); a sentinel field
     appended to the line tells how many fields it had, since ``from_csv`` pads a short row
     with nulls."""
@@ -645,7 +668,8 @@ def _csv_fields(
     )
     tokens_column = F.array(*[parsed[f"c{i}"] for i in range(slots)]).alias(CSV_TOKENS_COLUMN)
     tokens, columns = F.col(CSV_TOKENS_COLUMN), F.col(CSV_COLUMNS_COLUMN)
-    count = F.array_position(tokens, _END) - 1
+    facts = [(F.array_position(tokens, _END) - 1).alias(FIELD_COUNT_COLUMN)]
+    count = F.col(FIELD_COUNT_COLUMN)
     broken = (
         F.when(F.col(HEADER_ERROR_COLUMN).isNotNull(), F.col(HEADER_ERROR_COLUMN))
         .when(
@@ -671,4 +695,4 @@ def _csv_fields(
         F.size(F.col(EXTRA_NAMES_COLUMN)) > 0,
         F.to_json(F.map_from_arrays(F.col(EXTRA_NAMES_COLUMN), values)),
     )
-    return [tokens_column], raw_of, rescued, broken
+    return [tokens_column], facts, raw_of, rescued, broken

@@ -94,7 +94,9 @@ def unreadable_fields(
     fields: Sequence[StructField], raw_of: Mapping[str, Column], value_of: Mapping[str, Column]
 ) -> Column:
     """``amount (DECIMAL(10,2)), updated_at (TIMESTAMP)``: the fields whose raw text is present
-    but whose typed value is null; an empty string when there are none."""
+    but whose typed value is null; an empty string when there are none. A STRING field is
+    never one: any text is its value (a JSON number's or object's included), so it is left
+    out of the expression, which Spark plans on every trigger of a stream."""
     return F.concat_ws(
         ", ",
         *[
@@ -103,6 +105,7 @@ def unreadable_fields(
                 F.lit(f"{f.name} ({type_name(f.dataType)})"),
             )
             for f in fields
+            if not isinstance(f.dataType, StringType)
         ],
     )
 
