@@ -38,7 +38,7 @@ def prepare_batch_facts(session: SparkSession, model: ModelSpec, batch_df: DataF
     (after any ALTER of the schema-drift policy), the ``prune_by`` ranges. Reads only."""
     return BatchFacts(
         columns=tuple(batch_df.columns),
-        target_columns=table_columns(session, model.target_table),
+        target_columns=existing_columns(session, model.target_table),
         stats=column_stats(batch_df, model),
     )
 
@@ -47,7 +47,7 @@ def prepare_batch_facts(session: SparkSession, model: ModelSpec, batch_df: DataF
 _MISSING = frozenset({"TABLE_OR_VIEW_NOT_FOUND", "SCHEMA_NOT_FOUND"})
 
 
-def table_columns(session: SparkSession, table: str) -> tuple[str, ...] | None:
+def existing_columns(session: SparkSession, table: str) -> tuple[str, ...] | None:
     """``table``'s columns, or None while it does not exist (a target before its first
     batch's CREATE). The table is looked up once: asking the catalog first whether it exists
     would load a Delta table's newest version twice a batch."""
