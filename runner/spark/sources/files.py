@@ -553,25 +553,29 @@ def _typed(
     every trigger, and compute it again on every line (bench/README.md, the typing's
     expressions built once). Spark keeps the steps apart: it merges two projections only when
     that copies no expression but cheap ones."""
-    if stream.format == "json":
-        parsed, facts, raw_of, rescued, broken = _json_fields(stream, schema)
-    else:
-        parsed, facts, raw_of, rescued, broken = _csv_fields(stream, schema, width)
+    line = (
+        _json_fields(stream, schema)
+        if stream.format == "json"
+        else _csv_fields(stream, schema, width)
+    )
     formats = {k: str(v) for k, v in stream.reader_options().items()}
     texts = {f.name: F.col(f"{FIELD_TEXT_PREFIX}{i}") for i, f in enumerate(schema.fields)}
     values = {f.name: F.col(f"{FIELD_VALUE_PREFIX}{i}") for i, f in enumerate(schema.fields)}
     steps = [
-        [*parsed, _skipped(stream).alias(SKIP_COLUMN)],
+        [*line.parsed, _skipped(stream).alias(SKIP_COLUMN)],
         [
-            *[raw_of[f.name].alias(f"{FIELD_TEXT_PREFIX}{i}") for i, f in enumerate(schema.fields)],
-            *facts,
+            *[
+                line.raw_of[f.name].alias(f"{FIELD_TEXT_PREFIX}{i}")
+                for i, f in enumerate(schema.fields)
+            ],
+            *line.facts,
         ],
         [
             *[
                 lossless_value(texts[f.name], f.dataType, formats).alias(f"{FIELD_VALUE_PREFIX}{i}")
                 for i, f in enumerate(schema.fields)
             ],
-            broken.alias(BROKEN_COLUMN),
+            line.broken.alias(BROKEN_COLUMN),
         ],
         [unreadable_fields(schema.fields, texts, values).alias(MISFITS_COLUMN)],
     ]
@@ -590,19 +594,29 @@ def _typed(
         F.col(SKIP_COLUMN),
         F.when(~good, F.make_valid_utf8(TEXT_COLUMN)).alias(RAW_COLUMN),
         *[values[f.name].cast(f.dataType).alias(f.name) for f in schema.fields],
-        F.when(good, rescued).alias(RESCUED_COLUMN),
+        F.when(good, line.rescued).alias(RESCUED_COLUMN),
         F.col(REASON_COLUMN),
     ]
     return steps, typed
 
 
-def _json_fields(
-    stream: StreamSpec, schema: StructType
-) -> tuple[list[Column], list[Column], dict[str, Column], Column, Column]:
-    """The columns a JSON line is parsed into; whether its keys are the declared names, none
-    repeated; its declared fields as raw text (a string's value, or a number's, object's or
-    array's JSON text); the raw JSON of its undeclared fields (for a line that is not
-    broken); and what makes it unreadable."""
+@dataclass(frozen=True)
+class _ParsedLine:
+    """What a format gives ``_typed`` to type a decoded line with (``_json_fields``,
+    ``_csv_fields``)."""
+
+    parsed: list[Column]  # the columns the line is parsed into
+    facts: list[Column]  # what later steps ask of the parsed line more than once
+    raw_of: dict[str, Column]  # each declared field's raw text, null when absent
+    rescued: Column  # the raw JSON of the undeclared fields (kept for good lines only)
+    broken: Column  # what makes the line unreadable before its fields are typed
+
+
+def _json_fields(stream: StreamSpec, schema: StructType) -> _ParsedLine:
+    """A JSON line: its fields as text and its keys; whether its keys are the declared names,
+    none repeated; its declared fields as raw text (a string's value, or a number's,
+    object's or array's JSON text); the raw JSON of its undeclared fields (for a line that
+    is not broken); and what makes it unreadable."""
     names = [f.name for f in schema.fields]
     options = {
         k: str(v)
@@ -646,15 +660,13 @@ def _json_fields(
     extras = F.map_filter(F.from_json(text, "MAP<STRING, VARIANT>"), lambda k, _: ~k.isin(names))
     rescued = F.when(~only_declared, F.to_json(extras))
     raw_of = {n: F.col(JSON_STRINGS_COLUMN)[n] for n in names}
-    return parsed, facts, raw_of, rescued, broken
+    return _ParsedLine(parsed, facts, raw_of, rescued, broken)
 
 
-def _csv_fields(
-    stream: StreamSpec, schema: StructType, width: int
-) -> tuple[list[Column], list[Column], dict[str, Column], Column, Column]:
-    """The columns a CSV line is parsed into; how many fields it has; its declared fields (by
-    the file's header, or by position); the raw JSON of the undeclared columns; and what makes
-    it unreadable.
+def _csv_fields(stream: StreamSpec, schema: StructType, width: int) -> _ParsedLine:
+    """A CSV line: its tokens; how many fields it has; its declared fields (by the file's
+    header, or by position); the raw JSON of the undeclared columns; and what makes it
+    unreadable.
     Spark's ``from_csv`` splits the line (quoting, escapes, ``nullValue``); a sentinel field
     appended to the line tells how many fields it had, since ``from_csv`` pads a short row
     with nulls."""
@@ -695,4 +707,4 @@ def _csv_fields(
         F.size(F.col(EXTRA_NAMES_COLUMN)) > 0,
         F.to_json(F.map_from_arrays(F.col(EXTRA_NAMES_COLUMN), values)),
     )
-    return [tokens_column], facts, raw_of, rescued, broken
+    return _ParsedLine([tokens_column], facts, raw_of, rescued, broken)
