@@ -33,6 +33,7 @@ from runner.spark.batch.eventlog import (
 )
 from runner.spark.batch.run import run_batch
 from runner.spark.delta.delta_log import newest_commits
+from runner.spark.delta.statements import TXN_APP_ID, TXN_VERSION, statement_transaction
 from runner.spark.delta.targets import ensure_target, reset_model
 from tests.conftest import ORDERS_SCHEMA, write_project
 
@@ -238,3 +239,37 @@ def test_an_append_that_fails_leaves_the_rows_waiting_and_says_so(
     monkeypatch.undo()
     assert recover_waiting_rows(spark, project.target, "m") == 1
     assert logged(spark, event_log_location(project.target)) == [("q", 0)]
+
+
+def test_an_append_while_a_batch_merges_keeps_every_row(
+    spark: SparkSession, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """The watcher appends waiting rows while the next batch runs its MERGE, whose
+    idempotent-write identity is set on the batch's session (Delta reads it from there). Had the
+    append run on that session, Delta would record the MERGE's identity in the event log's
+    commit and skip the next append made under it as already applied: a row lost (the upsert
+    bench lost batch 1's row this way)."""
+    project, run = stream_batches(spark, tmp_path)
+    log = event_log_location(project.target)
+    buffer = EventLogBuffer(project.target, "m")
+    monkeypatch.setattr(event_log_buffer, "FLUSH_SECONDS", 0.0)
+    merging = statement_transaction("q", "m", "batch[1]", 2)
+    for batch_id in (0, 1):
+        run(buffer, batch_id)
+        spark.conf.set(TXN_APP_ID, merging.app_id)  # batch 2's MERGE, in flight
+        spark.conf.set(TXN_VERSION, str(merging.version))
+        try:
+            buffer.flush_if_due()
+        finally:
+            spark.conf.unset(TXN_APP_ID)
+            spark.conf.unset(TXN_VERSION)
+
+    assert logged(spark, log) == [("q", 0), ("q", 1)]
+    assert list(event_log_pending(project.target, "m").iterdir()) == []
+    log_txns = [
+        json.loads(line)["txn"]
+        for commit in sorted((log / "_delta_log").glob("*.json"))
+        for line in commit.read_text().splitlines()
+        if "txn" in json.loads(line)
+    ]
+    assert log_txns == []  # the event log's own identities are in its commits' userMetadata

@@ -16,7 +16,9 @@ Nothing is lost, and ``runner history`` stays exact:
 - rows a killed process left waiting are appended by the model's next start, before its query
   starts (``recover_waiting_rows``), except those the event log already holds: the kill may
   have come between an append and the removal of its files;
-- ``read_history`` reads the waiting rows with the event log's.
+- ``read_history`` reads the waiting rows with the event log's;
+- the appends run on a session of their own (``appending_session``), so the identity a batch's
+  MERGE sets on its session meanwhile is never theirs.
 
 Over Spark Connect a batch runs in the server's Python worker, which never sees its query end,
 and the client follows the batches in the event log itself (``EventLogProgress``): there, and
@@ -46,13 +48,27 @@ from runner.spark.batch.eventlog import (
     is_recorded,
 )
 from runner.spark.batch.report import BatchReport
+from runner.spark.delta.statements import TXN_APP_ID, TXN_VERSION
 from runner.spark.local_frames import json_row
+from runner.spark.session.isolated import sibling_session
 from runner.specs.target import TargetSpec
 
 # How long a row may wait before the watcher appends the waiting rows: with batches of two
 # seconds, one append in five batches; a SQL reader of the event log sees a row within this
 # (and the watcher's half-second turn).
 FLUSH_SECONDS = 10.0
+
+
+def appending_session(batch_session: SparkSession) -> SparkSession:
+    """The session the appends run on: a sibling of the batches' session, never that one. A
+    batch sets its MERGE's idempotent-write identity on its session while the MERGE runs, and
+    Delta reads it from there for any write on that session, from any thread: an append made
+    meanwhile would record the MERGE's identity in the event log, and the next append made under
+    the same identity would be skipped as already applied, its rows lost."""
+    session = sibling_session(batch_session)
+    for key in (TXN_APP_ID, TXN_VERSION):  # a row is written after its batch's statements
+        session.conf.unset(key)
+    return session
 
 
 class EventLogBuffer:
@@ -89,10 +105,11 @@ class EventLogBuffer:
 
     def add(self, session: SparkSession, row: dict[str, Any], query_id: str, batch_id: int) -> None:
         """Write ``row`` (in ``json_row``'s form) to its file; it is appended later."""
+        if self._session is None:  # once, in the first batch (the only writer of it)
+            self._session = appending_session(session)
         waiting = write_waiting_row(self.folder, query_id, batch_id, row)
         with self._lock:
             self._rows.append((time.monotonic(), waiting))
-            self._session = session
 
     @property
     def waiting(self) -> int:

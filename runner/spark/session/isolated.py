@@ -29,10 +29,16 @@ def isolated_session(spark: SparkSession) -> Iterator[SparkSession]:
             clone.client.release_session()
             clone.client.close()
         return
+    yield sibling_session(spark)
+
+
+def sibling_session(spark: SparkSession) -> SparkSession:
+    """A new session on ``spark``'s SparkContext (same catalog, same cached Delta logs) with the
+    settings of ``spark``, whose later settings are its own (a classic session only)."""
     session = spark.newSession()
     # a new session starts from the SparkContext's settings; those set on ``spark`` since (the
     # session time zone of a test fixture, say) are copied
     for key, value in spark.conf.getAll.items():
         if session.conf.get(key, None) != value and spark.conf.isModifiable(key):
             session.conf.set(key, value)
-    yield session
+    return session
