@@ -219,6 +219,7 @@ def check(answer: dict[str, Any], expected_counts: dict[str, int]) -> None:
         found = answer["counts"][name]
         if found != expected:
             problems.append(f"{name}'s target holds {found} rows, expected {expected}")
+    problems += event_log_gaps(answer.get("event_logs", {}))
     if problems:
         raise SystemExit(
             "error: the targets are not what the input must produce; no results written.\n  "
@@ -232,6 +233,21 @@ def check(answer: dict[str, Any], expected_counts: dict[str, int]) -> None:
         )
     if expected_counts:
         say(f"==> checked: {', '.join(expected_counts)} hold the rows they must")
+
+
+def event_log_gaps(event_logs: dict[str, Any]) -> list[str]:
+    """What is wrong with each runner variant's event log: a batch without its row, or with two
+    (`runner history` must hold one row per batch the stream ran)."""
+    problems = []
+    for name, log in event_logs.items():
+        ids = sorted(row["batch_id"] for row in log["rows"])
+        if ids and ids != list(range(ids[0], ids[-1] + 1)):
+            missing = sorted(set(range(ids[0], ids[-1] + 1)) - set(ids))
+            repeated = sorted({i for i in ids if ids.count(i) > 1})
+            problems.append(
+                f"{name}'s event log: no row for batch(es) {missing}, two or more for {repeated}"
+            )
+    return problems
 
 
 # -- putting it together ----------------------------------------------------------------------

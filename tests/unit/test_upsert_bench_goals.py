@@ -185,3 +185,15 @@ def test_goal_4_may_run_some_maintenance_variants_always_with_the_runners_defaul
     assert subset.name == "upsert-goals-4-none.md"
     every, _ = output_paths(SIZE, frozenset({4}))
     assert every.name == "upsert-goals-4.md"
+
+
+def test_an_event_log_missing_a_batchs_row_stops_the_bench():
+    from bench.upsert_bench import event_log_gaps
+
+    def log(*ids: int) -> dict[str, list[dict[str, int]]]:
+        return {"rows": [{"batch_id": i} for i in ids]}
+
+    assert event_log_gaps({"runner": log(0, 1, 2), "curve": log()}) == []
+    assert event_log_gaps({"runner": log(0, 2, 3, 3)}) == [
+        "runner's event log: no row for batch(es) [1], two or more for [3]"
+    ]
