@@ -23,6 +23,7 @@ import shlex
 import shutil
 import sys
 import time
+from collections import Counter
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -240,10 +241,12 @@ def event_log_gaps(event_logs: dict[str, Any]) -> list[str]:
     (`runner history` must hold one row per batch the stream ran)."""
     problems = []
     for name, log in event_logs.items():
-        ids = sorted(row["batch_id"] for row in log["rows"])
-        if ids and ids != list(range(ids[0], ids[-1] + 1)):
-            missing = sorted(set(range(ids[0], ids[-1] + 1)) - set(ids))
-            repeated = sorted({i for i in ids if ids.count(i) > 1})
+        rows_of = Counter(row["batch_id"] for row in log["rows"])
+        if not rows_of:
+            continue
+        missing = sorted(set(range(min(rows_of), max(rows_of) + 1)) - rows_of.keys())
+        repeated = sorted(batch for batch, rows in rows_of.items() if rows > 1)
+        if missing or repeated:
             problems.append(
                 f"{name}'s event log: no row for batch(es) {missing}, two or more for {repeated}"
             )
